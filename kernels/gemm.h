@@ -1,0 +1,43 @@
+/* gemm.h: the one matrix-multiply interface through which all heavy compute goes.
+ *
+ * BLAS semantics on row-major matrices:  C = alpha * op(A) * op(B) + beta * C
+ *   op(A) is M x K (A is M x K with lda >= K, or K x M with lda >= M when ta),
+ *   op(B) is K x N (B is K x N with ldb >= N, or N x K with ldb >= K when tb),
+ *   C is M x N with ldc >= N. beta == 0 means C is write-only: its old contents (even NaN) are
+ *   never read.
+ * Backends: "ref" (naive loops, the test oracle), "blocked" (ours: BLIS-style packing and SIMD
+ * micro-kernels), "openblas" (cblas_sgemm of the OpenMP build). A backend is chosen once by name
+ * (config or the NMT_GEMM environment variable; "auto" = blocked when a SIMD micro-kernel fits
+ * this CPU, else openblas) and logged. "blocked-avx512", "blocked-avx2" and "blocked-portable"
+ * force one micro-kernel (for tests and benchmarks).
+ * Two entry points per backend:
+ *   sgemm         may use every OpenMP thread: call it outside parallel regions;
+ *   sgemm_serial  never spawns threads: safe inside `omp parallel` loops (attention per head). */
+#ifndef NMT_GEMM_H
+#define NMT_GEMM_H
+
+#include <stdbool.h>
+
+typedef void (*SgemmFn)(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
+                        int lda, const float *B, int ldb, float beta, float *C, int ldc);
+
+typedef struct GemmImpl {
+    const char *name;     // "ref" | "blocked" | "openblas"
+    const char *detail;   // e.g. the micro-kernel the blocked backend picked
+    SgemmFn sgemm;
+    SgemmFn sgemm_serial;
+} GemmImpl;
+
+/* The backend called `name` ("auto", "ref", "blocked", "openblas", "blocked-<ukernel>"); NULL if
+ * unknown or not runnable on this CPU.
+ * Does not consult the environment and does not log. */
+const GemmImpl *gemm_lookup(const char *name);
+
+/* The backend for a run: NMT_GEMM if set, else `name` (NULL means "auto"). Logs the choice to
+ * stderr once; an unknown name is a fatal error listing the valid ones. */
+const GemmImpl *gemm_select(const char *name);
+
+/* Threads for the next `sgemm` calls of every backend (OpenMP and OpenBLAS's pool). */
+void gemm_set_threads(int n);
+
+#endif

@@ -1,0 +1,41 @@
+/* gemm_dispatch.c: backend lookup by name, the "auto" policy and the NMT_GEMM override. */
+#include <cblas.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cpu.h"
+#include "gemm_backends.h"
+
+const GemmImpl *gemm_lookup(const char *name) {
+    if (!strcmp(name, "ref")) return &gemm_ref;
+    if (!strcmp(name, "openblas")) return &gemm_openblas;
+    if (!strcmp(name, "blocked")) return gemm_blocked_best();
+    if (!strncmp(name, "blocked-", 8)) return gemm_blocked_variant(name + 8);
+    if (!strcmp(name, "auto"))
+        return cpu_has_avx512() || cpu_has_avx2_fma() ? gemm_blocked_best() : &gemm_openblas;
+    return NULL;
+}
+
+const GemmImpl *gemm_select(const char *name) {
+    const char *env = getenv("NMT_GEMM");
+    const char *want = env && *env ? env : name ? name : "auto";
+    const GemmImpl *g = gemm_lookup(want);
+    if (!g)
+        FATAL("unknown GEMM backend '%s'%s; expected one of: auto, blocked, openblas, ref (or blocked-avx512, blocked-avx2, blocked-portable to force a micro-kernel this CPU supports)", want,
+              env && *env ? " (from NMT_GEMM)" : "");
+    static const GemmImpl *logged;
+    if (logged != g) {
+        fprintf(stderr, "[gemm] backend %s (%s)%s\n", g->name, g->detail,
+                env && *env ? ", set by NMT_GEMM" : "");
+        logged = g;
+    }
+    return g;
+}
+
+void gemm_set_threads(int n) {
+    omp_set_num_threads(n);
+    openblas_set_num_threads(n);
+}

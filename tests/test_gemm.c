@@ -1,0 +1,137 @@
+/* test_gemm.c: every GEMM backend (each blocked micro-kernel this CPU runs, and OpenBLAS) against
+ * the naive ref, for all four transpose combinations, sizes around every block edge of every
+ * micro-kernel, padded leading dimensions, alpha in {1, 0.5}, beta in {0, 1, 0.3}, a NaN-filled C
+ * with beta = 0, and sgemm_serial called inside an OpenMP parallel region.
+ * The tolerance is the fp32 rounding bound of a K-term dot product: c*K*eps*(|alpha| sum|a||b| +
+ * |beta c|), from a second ref product on absolute values. */
+#include <float.h>
+#include <omp.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "rng.h"
+#include "test_util.h"
+#include "ukernel.h"
+
+typedef struct { int M, N, K; } Size;
+
+static void fill(float *x, long n, Rng *r) {
+    for (long i = 0; i < n; i++) x[i] = (float)(2.0 * rng_next_double(r) - 1.0);
+}
+
+static void absv(float *dst, const float *src, long n) {
+    for (long i = 0; i < n; i++) dst[i] = fabsf(src[i]);
+}
+
+/* One product through `g` compared with ref; returns 0 when every element is within bound. */
+static int check_one(const GemmImpl *g, bool serial, bool ta, bool tb, Size s, float alpha,
+                     float beta, int pad, Rng *r) {
+    const GemmImpl *ref = gemm_lookup("ref");
+    int M = s.M, N = s.N, K = s.K;
+    int rows_a = ta ? K : M, cols_a = ta ? M : K, rows_b = tb ? N : K, cols_b = tb ? K : N;
+    int lda = cols_a + pad, ldb = cols_b + pad, ldc = N + pad;
+    long na = (long)rows_a * lda, nb = (long)rows_b * ldb, nc = (long)M * ldc;
+    float *A = malloc(sizeof(float) * (na + 1)), *B = malloc(sizeof(float) * (nb + 1));
+    float *C = malloc(sizeof(float) * (nc + 1)), *C0 = malloc(sizeof(float) * (nc + 1));
+    float *W = malloc(sizeof(float) * (nc + 1)), *bound = malloc(sizeof(float) * (nc + 1));
+    float *absA = malloc(sizeof(float) * (na + 1)), *absB = malloc(sizeof(float) * (nb + 1));
+    fill(A, na, r), fill(B, nb, r), fill(C0, nc, r);
+    if (beta == 0.0f)
+        for (long i = 0; i < nc; i++) C0[i] = NAN;  // must never be read
+    memcpy(C, C0, sizeof(float) * nc);
+    memcpy(W, C0, sizeof(float) * nc);
+    ref->sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, W, ldc);
+    absv(absA, A, na), absv(absB, B, nb), absv(bound, C0, nc);
+    if (beta == 0.0f) memset(bound, 0, sizeof(float) * nc);
+    ref->sgemm(ta, tb, M, N, K, fabsf(alpha), absA, lda, absB, ldb, fabsf(beta), bound, ldc);
+    (serial ? g->sgemm_serial : g->sgemm)(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    long bad = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            long at = (long)i * ldc + j;
+            double tol = 2.0 * (K + 2) * FLT_EPSILON * bound[at] + 1e-30;
+            if (!(fabs((double)C[at] - W[at]) <= tol)) {
+                if (bad < 3)
+                    fprintf(stderr, "  C[%d,%d] = %.9g, ref %.9g (tol %.3g)\n", i, j, C[at], W[at],
+                            tol);
+                bad++;
+            }
+        }
+    for (int i = 0; i < M; i++)  // the padding between rows must be untouched
+        for (int j = N; j < ldc; j++) {
+            long at = (long)i * ldc + j;
+            if (memcmp(&C[at], &C0[at], sizeof(float))) bad++;
+        }
+    EXPECT(bad == 0, "%s (%s%s) %s%s M=%d N=%d K=%d alpha=%g beta=%g pad=%d: %ld bad elements",
+           g->name, g->detail, serial ? ", serial" : "", ta ? "T" : "N", tb ? "T" : "N", M, N, K,
+           alpha, beta, pad, bad);
+    free(A), free(B), free(C), free(C0), free(W), free(bound), free(absA), free(absB);
+    return bad != 0;
+}
+
+/* Sizes around the block edges of one micro-kernel. */
+static int edge_sizes(const Ukernel *u, Size *out) {
+    int MR = u->MR, NR = u->NR, MC = u->MC, KC = u->KC, NC = u->NC, n = 0;
+    out[n++] = (Size){1, 1, 1};
+    out[n++] = (Size){MR - 1, NR + 1, 7};
+    out[n++] = (Size){MR + 1, NR - 1, 1};
+    out[n++] = (Size){MR, NR, KC + 1};
+    out[n++] = (Size){2 * MR + 1, 5 * NR + 3, 33};
+    out[n++] = (Size){MC + NR + 3, 2 * NR + 5, KC + 1};
+    out[n++] = (Size){MC + 1, 6 * NR + 1, 2 * KC + 3};
+    out[n++] = (Size){3, NC + 1, 9};
+    out[n++] = (Size){97, NC + NR + 1, 40};
+    return n;
+}
+
+int main(void) {
+    Rng r = rng_init(1234, 0);
+    const char *variants[] = {"blocked-avx512", "blocked-avx2", "blocked-portable", "openblas"};
+    const Ukernel *kernels[] = {&ukernel_avx512, &ukernel_avx2, &ukernel_portable};
+    Size sizes[64];
+    int ns = 0;
+    for (int k = 0; k < 3; k++) ns += edge_sizes(kernels[k], sizes + ns);
+    sizes[ns++] = (Size){25, 25, 64};   // attention scores, one head
+    sizes[ns++] = (Size){25, 64, 25};   // attention probabilities times values
+    sizes[ns++] = (Size){5, 3, 0};      // K = 0: C = beta * C
+    const float alphas[] = {1.0f, 0.5f}, betas[] = {0.0f, 1.0f, 0.3f};
+
+    for (int v = 0; v < 4; v++) {
+        const GemmImpl *g = gemm_lookup(variants[v]);
+        if (!g) {
+            printf("skip %s: not supported on this CPU\n", variants[v]);
+            continue;
+        }
+        for (int si = 0; si < ns; si++) {
+            Size s = sizes[si];
+            bool big = (double)s.M * s.N * s.K > 2e6;
+            for (int t = 0; t < 4; t++) {
+                bool ta = t & 1, tb = t & 2;
+                for (int ai = 0; ai < 2; ai++)
+                    for (int bi = 0; bi < 3; bi++) {
+                        if (big && !((ai == 0 && bi == 0) || (ai == 1 && bi == 2))) continue;
+                        int pad = (ai + bi + t) % 2 ? 3 : 0;
+                        check_one(g, false, ta, tb, s, alphas[ai], betas[bi], pad, &r);
+                        if (!big) check_one(g, true, ta, tb, s, alphas[ai], betas[bi], pad, &r);
+                    }
+            }
+        }
+        // sgemm_serial inside a parallel region: independent products, one per iteration.
+        int fails = 0;
+#pragma omp parallel for schedule(dynamic) reduction(+ : fails)
+        for (int it = 0; it < 16; it++) {
+            Rng rr = rng_init(99, (uint64_t)it);
+            Size s = {25 + it % 3, 25 + it % 5, 64 + it};
+            fails += check_one(g, true, it & 1, it & 2, s, 1.0f, it % 2 ? 0.3f : 0.0f, it % 2, &rr);
+        }
+        EXPECT(fails == 0, "%s: sgemm_serial inside omp parallel failed %d times", g->detail,
+               fails);
+        // sgemm (the threaded entry) called from inside a region must also stay correct.
+#pragma omp parallel num_threads(2)
+        {
+            Rng rr = rng_init(7, (uint64_t)omp_get_thread_num());
+            check_one(g, false, false, true, (Size){200, 300, 129}, 1.0f, 0.0f, 1, &rr);
+        }
+    }
+    return test_finish();
+}

@@ -1,0 +1,9 @@
+/* cmd.h: the `nmt` subcommands. Each lives in its own trainer/cmd_<name>.c and takes the
+ * arguments after the program name (argv[0] is the command name). A command returns its exit
+ * code: 0 on success, 1 on failure, 2 on a usage error. */
+#ifndef NMT_CMD_H
+#define NMT_CMD_H
+
+int cmd_bench(int argc, char **argv);
+
+#endif

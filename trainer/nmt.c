@@ -1,0 +1,42 @@
+/* nmt.c: the `nmt` executable: dispatches `nmt <command> [args]` to trainer/cmd_<command>.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+typedef struct Command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} Command;
+
+static const Command commands[] = {
+    {"bench", "benchmarks: gemm (our blocked GEMM against OpenBLAS)", cmd_bench},
+};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: nmt <command> [options]\n\n"
+            "A neural machine translation trainer (Transformer, concat or collaborative "
+            "attention).\n\ncommands:\n");
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun 'nmt <command> --help' for the options of one command.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "nmt: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
