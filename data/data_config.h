@@ -1,0 +1,13 @@
+/* data/data_config.h: the typed data configuration, generated from data_keys.def. */
+#ifndef NMT_DATA_CONFIG_H
+#define NMT_DATA_CONFIG_H
+
+#include "config_types.h"
+
+typedef struct DataConfig {
+#define KEY CONFIG_STRUCT_FIELD
+#include "data_keys.def"
+#undef KEY
+} DataConfig;
+
+#endif

@@ -1,0 +1,107 @@
+/* test_config.c: the configuration: defaults, YAML sections, several files merged in order,
+ * --set last, every error kind naming file:line:key, cross-key rules, and dump -> load identity. */
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "test_util.h"
+
+static int load(Config *c, const char *text, ConfigError *err) {
+    return config_load_string(c, text, strlen(text), "t.yaml", err);
+}
+
+/* Loads `text` into fresh defaults and expects an error containing every `want` fragment. */
+static void expect_error(const char *text, const char *want1, const char *want2) {
+    Config c;
+    config_init(&c);
+    ConfigError err = {{0}};
+    int rc = load(&c, text, &err);
+    if (rc == 0) rc = config_check(&c, &err);
+    EXPECT(rc != 0, "no error for: %s", text);
+    EXPECT(strstr(err.msg, want1) && (!want2 || strstr(err.msg, want2)),
+           "error '%s' lacks '%s' / '%s'", err.msg, want1, want2 ? want2 : "");
+    config_free(&c);
+}
+
+int main(void) {
+    Config c;
+    ConfigError err;
+    config_init(&c);
+    EXPECT(c.model.d_model == 512 && c.model.heads == 8 && !strcmp(c.model.attention, "concat"),
+           "defaults");
+    EXPECT(c.train.eps == 1e-9 && c.train.lr == 0.0007 && c.data.train.n == 0, "float defaults");
+    EXPECT(config_check(&c, &err) == 0, "defaults pass the checks: %s", err.msg);
+
+    const char *base = "model:\n  d_model: 256\n  heads: 4\n  attention: collab\n  dk: 64\n"
+                       "train:\n  lr: 1e-3\n  max_time: 30\n"
+                       "data:\n  train:\n    - {src: a.en, tgt: a.de}\n"
+                       "    - src: ${NMT_DATA}/b.en\n      tgt: b.de\n";
+    EXPECT(load(&c, base, &err) == 0, "load: %s", err.msg);
+    EXPECT(c.model.d_model == 256 && c.model.heads == 4 && c.model.dk == 64, "ints");
+    EXPECT(!strcmp(c.model.attention, "collab") && c.train.lr == 1e-3, "enum and float");
+    EXPECT(c.data.train.n == 2 && !strcmp(c.data.train.items[0].tgt, "a.de"), "corpora");
+    const char *data_dir = getenv("NMT_DATA") && *getenv("NMT_DATA") ? getenv("NMT_DATA")
+                                                                       : "../shared/data";
+    char want[512];
+    snprintf(want, sizeof want, "%s/b.en", data_dir);
+    EXPECT(!strcmp(c.data.train.items[1].src, want), "env expansion: %s", c.data.train.items[1].src);
+    EXPECT(c.origin[CONFIG_KEY_model_dk] && !strcmp(c.origin[CONFIG_KEY_model_dk], "t.yaml:5"),
+           "origin of model.dk: %s", c.origin[CONFIG_KEY_model_dk]);
+
+    // A second file overrides only what it names; --set comes last.
+    EXPECT(load(&c, "model:\n  heads: 8\n", &err) == 0, "overlay: %s", err.msg);
+    EXPECT(c.model.heads == 8 && c.model.d_model == 256, "overlay keeps other keys");
+    EXPECT(config_set(&c, "model.dk=128", &err) == 0 && c.model.dk == 128, "--set");
+    EXPECT(config_set(&c, "data.valid=v.en,v.de;w.en,w.de", &err) == 0 && c.data.valid.n == 2 &&
+               !strcmp(c.data.valid.items[1].tgt, "w.de"),
+           "--set corpora");
+
+    // dump -> load gives the same dump
+    char *d1 = config_dump_string(&c);
+    Config c2;
+    config_init(&c2);
+    EXPECT(config_load_string(&c2, d1, strlen(d1), "dump", &err) == 0, "reload dump: %s", err.msg);
+    char *d2 = config_dump_string(&c2);
+    EXPECT(!strcmp(d1, d2), "dump round trip differs:\n%s\n---\n%s", d1, d2);
+    EXPECT(c2.train.lr == c.train.lr && c2.train.eps == c.train.eps, "floats exact");
+    free(d1), free(d2);
+    config_free(&c2);
+    config_free(&c);
+
+    // Every kind of error names where and what.
+    expect_error("model:\n  d_modle: 3\n", "t.yaml:2", "did you mean 'model.d_model'");
+    expect_error("model:\n  heads: four\n", "t.yaml:2: model.heads", "expected an integer");
+    expect_error("model:\n  heads: 0\n", "model.heads: 0 is out of range", NULL);
+    expect_error("train:\n  lr: fast\n", "train.lr: expected a number", NULL);
+    expect_error("model:\n  attention: sparse\n", "expected one of concat|collab", "sparse");
+    expect_error("modle:\n  heads: 2\n", "t.yaml:1: unknown section 'modle'", NULL);
+    expect_error("model:\n  heads: 7\n", "t.yaml:2: model.heads", "not divisible");
+    expect_error("model:\n  dk: 100\n", "model.dk", "not divisible by heads 8");
+    expect_error("train:\n  schedule: noam\n  warmup: 0\n", "t.yaml:3: train.warmup", NULL);
+    expect_error("data:\n  train:\n    - {src: a.en}\n", "t.yaml:3", "needs both src and tgt");
+    expect_error("model: [1, 2]\n", "section 'model' must be a mapping", NULL);
+    expect_error("model:\n  heads: [1]\n", "t.yaml:2: model.heads: expected an integer", NULL);
+    expect_error("model:\n  heads: 4\n bad", "YAML syntax error", NULL);
+
+    Config f;
+    config_init(&f);
+    EXPECT(config_load_file(&f, "/nonexistent/x.yaml", &err) != 0 &&
+               strstr(err.msg, "/nonexistent/x.yaml: cannot open"),
+           "missing file: %s", err.msg);
+    EXPECT(config_set(&f, "model.heads", &err) != 0 && strstr(err.msg, "section.key=value"),
+           "--set without =: %s", err.msg);
+    EXPECT(config_set(&f, "train.seeed=3", &err) != 0 && strstr(err.msg, "train.seed"),
+           "--set unknown key: %s", err.msg);
+    config_free(&f);
+
+    // Every preset in configs/ loads and passes the checks.
+    const char *presets[] = {NMT_SOURCE_DIR "/configs/tiny-test.yaml"};
+    for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
+        if (access(presets[i], R_OK)) continue;
+        config_init(&f);
+        EXPECT(config_load_file(&f, presets[i], &err) == 0 && config_check(&f, &err) == 0,
+               "%s: %s", presets[i], err.msg);
+        config_free(&f);
+    }
+    return test_finish();
+}

@@ -1,0 +1,558 @@
+/* config.c: YAML loading, --set overrides, checks, dump and help for the Config of config.h.
+ * Every key is described once by a KeySpec row generated from the .def tables; all values,
+ * defaults included, go through the same typed parser, so a default can never disagree with what
+ * a file would produce. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "check.h"
+
+typedef enum { CT_INT, CT_FLOAT, CT_BOOL, CT_STR, CT_ENUM, CT_CORPORA } ConfigType;
+
+typedef struct KeySpec {
+    const char *name;  // "section.field"
+    ConfigType type;
+    size_t offset;     // of the field within Config
+    const char *def, *range, *help;
+} KeySpec;
+
+static const KeySpec keys[CONFIG_NKEYS] = {
+#define KEY(type, field, def, range, help) \
+    {"model." #field, CT_##type, offsetof(Config, model.field), def, range, help},
+#include "model_keys.def"
+#undef KEY
+#define KEY(type, field, def, range, help) \
+    {"decode." #field, CT_##type, offsetof(Config, decode.field), def, range, help},
+#include "decode_keys.def"
+#undef KEY
+#define KEY(type, field, def, range, help) \
+    {"data." #field, CT_##type, offsetof(Config, data.field), def, range, help},
+#include "data_keys.def"
+#undef KEY
+#define KEY(type, field, def, range, help) \
+    {"train." #field, CT_##type, offsetof(Config, train.field), def, range, help},
+#include "train_keys.def"
+#undef KEY
+};
+
+static const char *const sections[] = {"model", "decode", "data", "train"};
+enum { NSECTIONS = sizeof sections / sizeof sections[0] };
+
+/* ---- owned strings ---- */
+
+struct ConfigStrings {
+    ConfigStrings *next;
+    char text[];
+};
+
+static const char *config_strdup(Config *c, const char *s, size_t n) {
+    ConfigStrings *b = xmalloc(sizeof *b + n + 1);
+    memcpy(b->text, s, n);
+    b->text[n] = 0;
+    b->next = c->strings;
+    c->strings = b;
+    return b->text;
+}
+
+static void *config_alloc(Config *c, size_t bytes) {
+    ConfigStrings *b = xcalloc(1, sizeof *b + bytes);
+    b->next = c->strings;
+    c->strings = b;
+    return b->text;
+}
+
+static int fail(ConfigError *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(ConfigError *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ---- key lookup ---- */
+
+static int levenshtein(const char *a, const char *b) {
+    int la = (int)strlen(a), lb = (int)strlen(b), prev[128], cur[128];
+    if (la > 120 || lb > 120) return 1000;
+    for (int j = 0; j <= lb; j++) prev[j] = j;
+    for (int i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof(int) * (lb + 1));
+    }
+    return prev[lb];
+}
+
+static int key_find(const char *name) {
+    for (int k = 0; k < CONFIG_NKEYS; k++)
+        if (!strcmp(keys[k].name, name)) return k;
+    return -1;
+}
+
+static int unknown_key(ConfigError *err, const char *where, const char *name) {
+    int best = -1, best_d = 4;
+    for (int k = 0; k < CONFIG_NKEYS; k++) {
+        int d = levenshtein(name, keys[k].name);
+        if (d < best_d) best_d = d, best = k;
+    }
+    if (best >= 0)
+        return fail(err, "%s: unknown key '%s' (did you mean '%s'?)", where, name,
+                    keys[best].name);
+    return fail(err, "%s: unknown key '%s' (see 'nmt train --help' for the keys)", where, name);
+}
+
+/* ---- typed values ---- */
+
+static bool parse_range(const char *range, double *lo, double *hi) {
+    const char *dots = strstr(range, "..");  // not sscanf: "%lf" would swallow "1." of "1..9"
+    if (!dots) return false;
+    char lo_text[64];
+    snprintf(lo_text, sizeof lo_text, "%.*s", (int)(dots - range), range);
+    *lo = strtod(lo_text, NULL);
+    *hi = strtod(dots + 2, NULL);
+    return true;
+}
+
+static bool enum_has(const char *choices, const char *v) {
+    size_t n = strlen(v);
+    for (const char *p = choices; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && !strncmp(p, v, n)) return true;
+        if (!bar) break;
+        p = bar + 1;
+    }
+    return false;
+}
+
+/* ${VAR} expansion; NMT_DATA defaults to ../shared/data. */
+static int expand_env(const char *in, char *out, size_t cap, const char *where, ConfigError *err) {
+    size_t o = 0;
+    for (const char *p = in; *p;) {
+        if (p[0] == '$' && p[1] == '{') {
+            const char *end = strchr(p, '}');
+            if (!end) return fail(err, "%s: unterminated ${ in '%s'", where, in);
+            char var[128];
+            size_t n = (size_t)(end - p - 2);
+            if (n >= sizeof var) return fail(err, "%s: variable name too long in '%s'", where, in);
+            memcpy(var, p + 2, n);
+            var[n] = 0;
+            const char *val = getenv(var);
+            if (!val || !*val) {
+                if (strcmp(var, "NMT_DATA"))
+                    return fail(err, "%s: environment variable %s is not set (used in '%s')",
+                                where, var, in);
+                val = "../shared/data";
+            }
+            size_t vn = strlen(val);
+            if (o + vn >= cap) return fail(err, "%s: value too long", where);
+            memcpy(out + o, val, vn);
+            o += vn;
+            p = end + 1;
+        } else {
+            if (o + 1 >= cap) return fail(err, "%s: value too long", where);
+            out[o++] = *p++;
+        }
+    }
+    out[o] = 0;
+    return 0;
+}
+
+static const char *type_name(ConfigType t) {
+    static const char *names[] = {"an integer", "a number", "true or false", "a string",
+                                  "one of", "a list of {src, tgt} pairs"};
+    return names[t];
+}
+
+/* Sets key k from the scalar text v. `where` is "file:line" (or "--set") for messages. */
+static int set_scalar(Config *c, int k, const char *v, const char *where, ConfigError *err) {
+    const KeySpec *ks = &keys[k];
+    void *field = (char *)c + ks->offset;
+    double lo, hi;
+    char *end;
+    switch (ks->type) {
+    case CT_INT: {
+        errno = 0;
+        long x = strtol(v, &end, 10);
+        if (errno || end == v || *end)
+            return fail(err, "%s: %s: expected an integer, got '%s'", where, ks->name, v);
+        if (parse_range(ks->range, &lo, &hi) && (x < lo || x > hi))
+            return fail(err, "%s: %s: %ld is out of range [%s]", where, ks->name, x, ks->range);
+        *(int *)field = (int)x;
+        break;
+    }
+    case CT_FLOAT: {
+        errno = 0;
+        double x = strtod(v, &end);
+        if (errno || end == v || *end || x != x)
+            return fail(err, "%s: %s: expected a number, got '%s'", where, ks->name, v);
+        if (parse_range(ks->range, &lo, &hi) && (x < lo || x > hi))
+            return fail(err, "%s: %s: %g is out of range [%s]", where, ks->name, x, ks->range);
+        *(double *)field = x;
+        break;
+    }
+    case CT_BOOL: {
+        static const char *yes[] = {"true", "yes", "on", "1"}, *no[] = {"false", "no", "off", "0"};
+        int val = -1;
+        for (int i = 0; i < 4; i++) {
+            if (!strcasecmp(v, yes[i])) val = 1;
+            if (!strcasecmp(v, no[i])) val = 0;
+        }
+        if (val < 0) return fail(err, "%s: %s: expected true or false, got '%s'", where, ks->name, v);
+        *(bool *)field = val;
+        break;
+    }
+    case CT_ENUM:
+        if (!enum_has(ks->range, v))
+            return fail(err, "%s: %s: expected one of %s, got '%s'", where, ks->name, ks->range, v);
+        *(const char **)field = config_strdup(c, v, strlen(v));
+        break;
+    case CT_STR: {
+        char buf[4096];
+        if (expand_env(v, buf, sizeof buf, where, err)) return -1;
+        *(const char **)field = config_strdup(c, buf, strlen(buf));
+        break;
+    }
+    case CT_CORPORA: {  // scalar form (--set): "src,tgt;src,tgt"; "" = empty list
+        CorpusList *list = field;
+        int n = 0;
+        for (const char *p = v; *p; p++) n += *p == ';';
+        n = *v ? n + 1 : 0;
+        CorpusPair *items = config_alloc(c, sizeof(CorpusPair) * (n ? n : 1));
+        const char *p = v;
+        for (int i = 0; i < n; i++) {
+            const char *semi = strchr(p, ';'), *stop = semi ? semi : p + strlen(p);
+            const char *comma = memchr(p, ',', (size_t)(stop - p));
+            if (!comma)
+                return fail(err, "%s: %s: expected 'src,tgt[;src,tgt...]', got '%s'", where,
+                            ks->name, v);
+            char src[4096], tgt[4096], raw[4096];
+            snprintf(raw, sizeof raw, "%.*s", (int)(comma - p), p);
+            if (expand_env(raw, src, sizeof src, where, err)) return -1;
+            snprintf(raw, sizeof raw, "%.*s", (int)(stop - comma - 1), comma + 1);
+            if (expand_env(raw, tgt, sizeof tgt, where, err)) return -1;
+            items[i] = (CorpusPair){config_strdup(c, src, strlen(src)),
+                                    config_strdup(c, tgt, strlen(tgt))};
+            p = semi ? semi + 1 : stop;
+        }
+        *list = (CorpusList){n, items};
+        break;
+    }
+    }
+    c->origin[k] = config_strdup(c, where, strlen(where));
+    return 0;
+}
+
+void config_init(Config *c) {
+    memset(c, 0, sizeof *c);
+    ConfigError err;
+    for (int k = 0; k < CONFIG_NKEYS; k++) {
+        CHECK(set_scalar(c, k, keys[k].def, "default", &err) == 0, "bad default: %s", err.msg);
+        c->origin[k] = NULL;
+    }
+}
+
+void config_free(Config *c) {
+    for (ConfigStrings *b = c->strings, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    memset(c, 0, sizeof *c);
+}
+
+int config_set(Config *c, const char *assignment, ConfigError *err) {
+    const char *eq = strchr(assignment, '=');
+    if (!eq) return fail(err, "--set %s: expected section.key=value", assignment);
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - assignment), assignment);
+    int k = key_find(name);
+    if (k < 0) return unknown_key(err, "--set", name);
+    return set_scalar(c, k, eq + 1, "--set", err);
+}
+
+/* ---- YAML ---- */
+
+typedef struct YamlReader {
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    const char *origin;
+    bool have_event;
+} YamlReader;
+
+static int yaml_next(YamlReader *r, ConfigError *err) {
+    if (r->have_event) yaml_event_delete(&r->ev);
+    r->have_event = false;
+    if (!yaml_parser_parse(&r->parser, &r->ev))
+        return fail(err, "%s:%zu: YAML syntax error: %s", r->origin,
+                    r->parser.problem_mark.line + 1,
+                    r->parser.problem ? r->parser.problem : "unknown");
+    r->have_event = true;
+    return 0;
+}
+
+static size_t ev_line(const YamlReader *r) { return r->ev.start_mark.line + 1; }
+static const char *ev_text(const YamlReader *r) { return (const char *)r->ev.data.scalar.value; }
+
+static int read_corpora(Config *c, YamlReader *r, int k, ConfigError *err) {
+    char where[512];
+    snprintf(where, sizeof where, "%s:%zu", r->origin, ev_line(r));
+    CorpusPair items[256];
+    int n = 0;
+    for (;;) {
+        if (yaml_next(r, err)) return -1;
+        if (r->ev.type == YAML_SEQUENCE_END_EVENT) break;
+        size_t line = ev_line(r);
+        if (r->ev.type != YAML_MAPPING_START_EVENT)
+            return fail(err, "%s:%zu: %s: expected a {src: file, tgt: file} entry", r->origin,
+                        line, keys[k].name);
+        if (n == 256) return fail(err, "%s:%zu: %s: too many corpora", r->origin, line, keys[k].name);
+        const char *src = NULL, *tgt = NULL;
+        for (;;) {
+            if (yaml_next(r, err)) return -1;
+            if (r->ev.type == YAML_MAPPING_END_EVENT) break;
+            if (r->ev.type != YAML_SCALAR_EVENT)
+                return fail(err, "%s:%zu: %s: expected src or tgt", r->origin, ev_line(r), keys[k].name);
+            char field[16];
+            snprintf(field, sizeof field, "%s", ev_text(r));
+            size_t fline = ev_line(r);
+            if (yaml_next(r, err)) return -1;
+            if (r->ev.type != YAML_SCALAR_EVENT)
+                return fail(err, "%s:%zu: %s.%s: expected a file path", r->origin, fline,
+                            keys[k].name, field);
+            char path[4096];
+            snprintf(where, sizeof where, "%s:%zu", r->origin, fline);
+            if (expand_env(ev_text(r), path, sizeof path, where, err)) return -1;
+            const char *owned = config_strdup(c, path, strlen(path));
+            if (!strcmp(field, "src"))
+                src = owned;
+            else if (!strcmp(field, "tgt"))
+                tgt = owned;
+            else
+                return fail(err, "%s:%zu: %s: unknown field '%s' (expected src and tgt)",
+                            r->origin, fline, keys[k].name, field);
+        }
+        if (!src || !tgt)
+            return fail(err, "%s:%zu: %s: entry needs both src and tgt", r->origin, line,
+                        keys[k].name);
+        items[n++] = (CorpusPair){src, tgt};
+    }
+    CorpusPair *owned = config_alloc(c, sizeof(CorpusPair) * (n ? n : 1));
+    memcpy(owned, items, sizeof(CorpusPair) * n);
+    *(CorpusList *)((char *)c + keys[k].offset) = (CorpusList){n, owned};
+    snprintf(where, sizeof where, "%s:%zu", r->origin, ev_line(r));
+    c->origin[k] = config_strdup(c, where, strlen(where));
+    return 0;
+}
+
+static int read_section(Config *c, YamlReader *r, const char *section, ConfigError *err) {
+    for (;;) {
+        if (yaml_next(r, err)) return -1;
+        if (r->ev.type == YAML_MAPPING_END_EVENT) return 0;
+        if (r->ev.type != YAML_SCALAR_EVENT)
+            return fail(err, "%s:%zu: expected a key in section '%s'", r->origin, ev_line(r), section);
+        char name[256], where[512];
+        snprintf(name, sizeof name, "%s.%s", section, ev_text(r));
+        snprintf(where, sizeof where, "%s:%zu", r->origin, ev_line(r));
+        int k = key_find(name);
+        if (k < 0) return unknown_key(err, where, name);
+        if (yaml_next(r, err)) return -1;
+        if (keys[k].type == CT_CORPORA && r->ev.type == YAML_SEQUENCE_START_EVENT) {
+            if (read_corpora(c, r, k, err)) return -1;
+        } else if (r->ev.type == YAML_SCALAR_EVENT) {
+            if (set_scalar(c, k, ev_text(r), where, err)) return -1;
+        } else {
+            return fail(err, "%s: %s: expected %s%s%s", where, name, type_name(keys[k].type),
+                        keys[k].type == CT_ENUM ? " " : "",
+                        keys[k].type == CT_ENUM ? keys[k].range : "");
+        }
+    }
+}
+
+int config_load_string(Config *c, const char *text, size_t len, const char *origin,
+                       ConfigError *err) {
+    YamlReader r = {.origin = origin};
+    yaml_parser_initialize(&r.parser);
+    yaml_parser_set_input_string(&r.parser, (const unsigned char *)text, len);
+    int rc = -1;
+    if (yaml_next(&r, err)) goto done;  // stream start
+    if (yaml_next(&r, err)) goto done;
+    if (r.ev.type == YAML_STREAM_END_EVENT) {  // empty file
+        rc = 0;
+        goto done;
+    }
+    if (yaml_next(&r, err)) goto done;  // document start -> root node
+    if (r.ev.type == YAML_SCALAR_EVENT && !*ev_text(&r)) {
+        rc = 0;
+        goto done;
+    }
+    if (r.ev.type != YAML_MAPPING_START_EVENT) {
+        fail(err, "%s:%zu: expected sections (model:, data:, train:, decode:) at the top level",
+             origin, ev_line(&r));
+        goto done;
+    }
+    for (;;) {
+        if (yaml_next(&r, err)) goto done;
+        if (r.ev.type == YAML_MAPPING_END_EVENT) break;
+        if (r.ev.type != YAML_SCALAR_EVENT) {
+            fail(err, "%s:%zu: expected a section name", origin, ev_line(&r));
+            goto done;
+        }
+        char section[64];
+        snprintf(section, sizeof section, "%s", ev_text(&r));
+        size_t line = ev_line(&r);
+        bool known = false;
+        for (int s = 0; s < NSECTIONS; s++) known |= !strcmp(section, sections[s]);
+        if (!known) {
+            fail(err, "%s:%zu: unknown section '%s' (expected model, decode, data or train)",
+                 origin, line, section);
+            goto done;
+        }
+        if (yaml_next(&r, err)) goto done;
+        if (r.ev.type == YAML_SCALAR_EVENT && !*ev_text(&r)) continue;  // "section:" alone
+        if (r.ev.type != YAML_MAPPING_START_EVENT) {
+            fail(err, "%s:%zu: section '%s' must be a mapping of keys", origin, line, section);
+            goto done;
+        }
+        if (read_section(c, &r, section, err)) goto done;
+    }
+    rc = 0;
+done:
+    if (r.have_event) yaml_event_delete(&r.ev);
+    yaml_parser_delete(&r.parser);
+    return rc;
+}
+
+int config_load_file(Config *c, const char *path, ConfigError *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(err, "%s: cannot open config file: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = xmalloc(cap);
+    for (size_t got; (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) buf = xrealloc(buf, cap *= 2);
+    }
+    fclose(f);
+    int rc = config_load_string(c, buf, n, path, err);
+    free(buf);
+    return rc;
+}
+
+/* ---- checks ---- */
+
+static const char *origin_of(const Config *c, int k) {
+    return c->origin[k] ? c->origin[k] : "default";
+}
+
+int config_model_dk(const ModelConfig *m) { return m->dk ? m->dk : m->d_model; }
+
+int config_check(const Config *c, ConfigError *err) {
+    const ModelConfig *m = &c->model;
+    if (m->d_model % m->heads)
+        return fail(err, "%s: model.heads: d_model %d is not divisible by heads %d",
+                    origin_of(c, CONFIG_KEY_model_heads), m->d_model, m->heads);
+    int dk = config_model_dk(m);
+    if (!strcmp(m->attention, "concat") && dk % m->heads)
+        return fail(err, "%s: model.dk: concat attention splits the key width over heads, "
+                         "but dk %d is not divisible by heads %d",
+                    origin_of(c, CONFIG_KEY_model_dk), dk, m->heads);
+    if (!strcmp(c->train.schedule, "noam") && c->train.warmup == 0)
+        return fail(err, "%s: train.warmup: the noam schedule needs warmup > 0",
+                    origin_of(c, CONFIG_KEY_train_warmup));
+    return 0;
+}
+
+/* ---- dump and help ---- */
+
+static void print_double(FILE *out, double x) {
+    char buf[64];
+    for (int prec = 6; prec <= 17; prec++) {  // the shortest text that reads back exactly
+        snprintf(buf, sizeof buf, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    fputs(buf, out);
+    if (!strpbrk(buf, ".eEn")) fputs(".0", out);
+}
+
+static void print_quoted(FILE *out, const char *s) {
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+void config_dump(const Config *c, FILE *out) {
+    const char *current = NULL;
+    for (int k = 0; k < CONFIG_NKEYS; k++) {
+        const KeySpec *ks = &keys[k];
+        const char *dot = strchr(ks->name, '.');
+        if (!current || strncmp(current, ks->name, (size_t)(dot - ks->name) + 1)) {
+            fprintf(out, "%.*s:\n", (int)(dot - ks->name), ks->name);
+            current = ks->name;
+        }
+        fprintf(out, "  %s: ", dot + 1);
+        const void *field = (const char *)c + ks->offset;
+        switch (ks->type) {
+        case CT_INT: fprintf(out, "%d", *(const int *)field); break;
+        case CT_FLOAT: print_double(out, *(const double *)field); break;
+        case CT_BOOL: fputs(*(const bool *)field ? "true" : "false", out); break;
+        case CT_STR:
+        case CT_ENUM: print_quoted(out, *(const char *const *)field); break;
+        case CT_CORPORA: {
+            const CorpusList *l = field;
+            if (!l->n) fputs("[]", out);
+            for (int i = 0; i < l->n; i++) {
+                fputs("\n    - {src: ", out);
+                print_quoted(out, l->items[i].src);
+                fputs(", tgt: ", out);
+                print_quoted(out, l->items[i].tgt);
+                fputc('}', out);
+            }
+            break;
+        }
+        }
+        fputc('\n', out);
+    }
+}
+
+char *config_dump_string(const Config *c) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f, "open_memstream failed");
+    config_dump(c, f);
+    fclose(f);
+    return buf;
+}
+
+void config_help(FILE *out, const char *wanted) {
+    static const char *type_short[] = {"int", "float", "bool", "string", "enum", "corpora"};
+    for (int s = 0; s < NSECTIONS; s++) {
+        if (wanted && !strstr(wanted, sections[s])) continue;
+        fprintf(out, "\n%s:\n", sections[s]);
+        size_t sl = strlen(sections[s]);
+        for (int k = 0; k < CONFIG_NKEYS; k++) {
+            const KeySpec *ks = &keys[k];
+            if (strncmp(ks->name, sections[s], sl) || ks->name[sl] != '.') continue;
+            fprintf(out, "  %-28s %-7s %-14s %s", ks->name, type_short[ks->type],
+                    *ks->def ? ks->def : "\"\"", ks->help);
+            if (*ks->range) fprintf(out, " [%s]", ks->range);
+            fputc('\n', out);
+        }
+    }
+}

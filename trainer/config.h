@@ -1,0 +1,67 @@
+/* config.h: the whole configuration of a run, one typed struct per section, filled from YAML
+ * files (libyaml) merged in order, then `--set section.key=value` overrides.
+ * The key tables (model/model_keys.def, model/decode_keys.def, data/data_keys.def,
+ * trainer/train_keys.def) are the single source of truth: they generate the structs, the parser,
+ * `--help` and the resolved-config dump written into run directories and checkpoints.
+ * Unknown keys, wrong types, out-of-range values and inconsistent combinations are errors that
+ * name the file, line and key. Loading functions return 0, or -1 with the message in err. */
+#ifndef NMT_CONFIG_H
+#define NMT_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "data_config.h"
+#include "model_config.h"
+#include "train_config.h"
+
+enum {
+#define KEY(type, field, def, range, help) CONFIG_KEY_model_##field,
+#include "model_keys.def"
+#undef KEY
+#define KEY(type, field, def, range, help) CONFIG_KEY_decode_##field,
+#include "decode_keys.def"
+#undef KEY
+#define KEY(type, field, def, range, help) CONFIG_KEY_data_##field,
+#include "data_keys.def"
+#undef KEY
+#define KEY(type, field, def, range, help) CONFIG_KEY_train_##field,
+#include "train_keys.def"
+#undef KEY
+    CONFIG_NKEYS
+};
+
+typedef struct ConfigStrings ConfigStrings;
+
+typedef struct Config {
+    ModelConfig model;
+    DecodeConfig decode;
+    DataConfig data;
+    TrainConfig train;
+    const char *origin[CONFIG_NKEYS];  // where each key got its value: "file:line", "--set", NULL = default
+    ConfigStrings *strings;            // owns every string above
+} Config;
+
+typedef struct ConfigError {
+    char msg[1024];
+} ConfigError;
+
+void config_init(Config *c);  // all defaults
+void config_free(Config *c);
+int config_load_file(Config *c, const char *path, ConfigError *err);
+/* YAML text from memory; `origin` names it in messages (e.g. "checkpoint.last:config"). */
+int config_load_string(Config *c, const char *text, size_t len, const char *origin,
+                       ConfigError *err);
+int config_set(Config *c, const char *assignment, ConfigError *err);  // "section.key=value"
+/* Cross-key rules (d_model % heads, key widths, schedule needs warmup ...). */
+int config_check(const Config *c, ConfigError *err);
+
+void config_dump(const Config *c, FILE *out);  // YAML that config_load_string reads back
+char *config_dump_string(const Config *c);     // malloc'd
+/* Every key of the given sections ("model,train", NULL = all) with type, default and help. */
+void config_help(FILE *out, const char *sections);
+
+/* The effective key/query width: model.dk, or d_model when dk is 0. */
+int config_model_dk(const ModelConfig *m);
+
+#endif
