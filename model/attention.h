@@ -1,0 +1,120 @@
+/* attention.h: multi-head attention, one shared module plus a small table of functions (AttnImpl)
+ * for the part that differs between the two modes:
+ *   concat (Vaswani et al.): head h scores its own slice of Q = X W_q^T + b_q and K = Y W_k^T + b_k
+ *           (width W = D_k, per head W/H);
+ *   collab (Cordonnier et al. 2020, collab-attention.md §2.5): all heads share Q~ = X W~_q^T and
+ *           K~ = Y W~_k^T of width W = D~k, head h mixes the queries with its row m_h of M (H, W),
+ *           plus either a content bias U (H, D) on the key side or query/key biases b~_q, b~_k.
+ * The shared module owns the V projection, masking, softmax, dropout on the probabilities, P·V and
+ * the output projection. The scale is 1/sqrt(D/H) in both modes, independent of W.
+ * The mode is resolved once (attn_impl_lookup); no other file branches on it.
+ *
+ * Shapes: B sentences, Tq queries and Tk keys per sentence; key-side buffers hold kvs >= Tk rows
+ * per sentence (kvs = Tk in training, the cache capacity when decoding). Masks: key k of sentence
+ * b is visible to query q iff k < kv_len[b] and, when causal, k <= q + q_offset.
+ * Backward accumulates (+=) into dxq, dxkv and the parameter gradients. */
+#ifndef NMT_ATTENTION_H
+#define NMT_ATTENTION_H
+
+#include <stddef.h>
+
+#include "arena.h"
+#include "model_config.h"
+#include "ops.h"
+#include "params.h"
+
+typedef struct AttnDims {
+    int D, H, Dh;  // model width, heads, value width per head (D / H)
+    int W;         // query/key width: concat D_k (W / H per head) or collab D~k (shared)
+    float scale;   // 1 / sqrt(D / H)
+    float dropout; // on the attention probabilities
+} AttnDims;
+
+typedef struct AttnParams {  // views into the value or the gradient arena
+    float *w_q, *b_q;  // (W, D), (W) or NULL
+    float *w_k, *b_k;  // (W, D), (W) or NULL
+    float *mix;        // (H, W) collab mixing vectors, else NULL
+    float *u;          // (H, D) collab content bias, else NULL
+    float *w_v, *b_v;  // (D, D), (D)
+    float *w_o, *b_o;  // (D, D), (D)
+} AttnParams;
+
+typedef struct AttnImpl {
+    const char *name;  // "concat" | "collab"
+    /* Declares and binds the Q/K-side parameters (w_q, b_q, w_k, b_k, mix, u) under prefix. */
+    void (*declare)(ParamTable *pt, const char *prefix, const AttnDims *d, const ModelConfig *cfg);
+    void (*bind)(AttnParams *p, const ParamTable *pt, const char *prefix, float *base);
+    /* Key-side extra state, e.g. collab's content scores c = Y U^T (Nk, H); NULL if none. */
+    void (*kv_extra_forward)(const Ctx *c, const AttnDims *d, const AttnParams *p, float *cs,
+                             const float *xkv, int Nk);
+    void (*kv_extra_backward)(const Ctx *c, const AttnDims *d, const AttnParams *p,
+                              const AttnParams *g, float *dxkv, const float *dcs, const float *xkv,
+                              int Nk);
+    /* Floats of workspace that scores_forward / scores_backward need. */
+    size_t (*work_floats)(const AttnDims *d, int B, int Tq, int Tk, int nthreads);
+    /* S(B, H, Tq, Tk) = scale * scores of q(B, Tq, W) against k(B, kvs, W) [+ content cs(B, kvs, H)] */
+    void (*scores_forward)(const Ctx *c, const AttnDims *d, const AttnParams *p, float *S,
+                           const float *q, const float *k, const float *cs, int B, int Tq, int Tk,
+                           int kvs, float *work);
+    /* dq(B,Tq,W) +=, dk(B,kvs,W) +=, dcs(B,kvs,H) +=, g->mix += from dS(B,H,Tq,Tk) */
+    void (*scores_backward)(const Ctx *c, const AttnDims *d, const AttnParams *p,
+                            const AttnParams *g,
+                            float *dq, float *dk, float *dcs, const float *dS, const float *q,
+                            const float *k, int B, int Tq, int Tk, int kvs, float *work);
+} AttnImpl;
+
+extern const AttnImpl attn_concat, attn_collab;
+const AttnImpl *attn_impl_lookup(const char *name);  // NULL if unknown
+
+typedef struct Attention {
+    AttnDims d;
+    const AttnImpl *impl;
+    AttnParams p, g;  // parameter values and gradients
+    int site;         // dropout site of the probabilities
+} Attention;
+
+typedef struct AttnMask {
+    const int *kv_len;  // (B) visible keys per sentence
+    bool causal;
+    int q_offset;       // position of query 0 (incremental decoding)
+} AttnMask;
+
+/* Saved activations of one call. */
+typedef struct AttnCache {
+    float *q;   // (B, Tq, W)
+    float *k;   // (B, kvs, W)
+    float *cs;  // (B, kvs, H) key-side extra state
+    float *v;   // (B, kvs, D)
+    float *p;   // (B, H, Tq, Tk) probabilities before dropout
+    float *o;   // (B, Tq, D) heads concatenated, before the output projection
+} AttnCache;
+
+AttnDims attn_dims(const ModelConfig *cfg);
+void attention_declare(ParamTable *pt, const char *prefix, const AttnDims *d,
+                       const AttnImpl *impl, const ModelConfig *cfg);
+void attention_bind(Attention *a, const ParamTable *pt, const char *prefix, const AttnDims *d,
+                    const AttnImpl *impl, int site);
+
+/* Bump-allocates the cache for (B, Tq, Tk) from `arena` (measure mode returns NULL pointers). */
+void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B, int Tq, int Tk);
+/* Workspace floats attention_forward / attention_backward need for this shape. */
+size_t attention_work_floats(const Attention *a, int B, int Tq, int Tk, int nthreads);
+
+/* The stages of attention_forward, also used one step at a time by incremental decoding. */
+void attention_project_q(const Ctx *c, const Attention *a, float *q, const float *xq, int Nq);
+void attention_project_kv(const Ctx *c, const Attention *a, float *k, float *v, float *cs,
+                          const float *xkv, int Nk);
+/* o(B,Tq,D) from q, k, v, cs; probabilities p(B,H,Tq,Tk) saved. */
+void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const float *q,
+                    const float *k, const float *v, const float *cs, AttnMask mask, int B, int Tq,
+                    int Tk, int kvs, float *work);
+
+/* out(B,Tq,D) = attention of xq(B,Tq,D) over xkv(B,Tk,D) */
+void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *out,
+                       const float *xq, const float *xkv, AttnMask mask, int B, int Tq, int Tk,
+                       float *work);
+void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, float *dxq,
+                        float *dxkv, const float *dout, const float *xq, const float *xkv,
+                        AttnMask mask, int B, int Tq, int Tk, float *work);
+
+#endif

@@ -1,0 +1,109 @@
+/* loss.c: the chunked output projection + log-softmax + label-smoothed cross-entropy of loss.h. */
+#include "loss.h"
+
+#include <math.h>
+#include <string.h>
+
+int loss_chunk_rows(int V) {
+    int rows = (4 << 20) / (V > 0 ? V : 1);
+    return rows < 16 ? 16 : rows > 1024 ? 1024 : rows;
+}
+
+size_t loss_work_floats(int V) {
+    int C = loss_chunk_rows(V);
+    return (size_t)C * V + 4 * (size_t)C + 32;  // logits + (C, 2) doubles per row
+}
+
+static float row_max(const float *z, int V) {
+    float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+    for (int v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+    return mx;
+}
+
+/* Replaces z by exp(z - mx) and returns the sum. */
+static float row_exp(float *z, int V, float mx) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int v = 0; v < V; v++) {
+        z[v] = expf(z[v] - mx);
+        s += z[v];
+    }
+    return s;
+}
+
+static float row_sum(const float *z, int V) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int v = 0; v < V; v++) s += z[v];
+    return s;
+}
+
+/* log-sum-exp of a row, leaving the row intact. */
+static double row_lse(const float *z, int V) {
+    float mx = row_max(z, V), s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int v = 0; v < V; v++) s += expf(z[v] - mx);
+    return mx + log((double)s);
+}
+
+void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, const float *h,
+                           const int32_t *tgt, const float *emb, int N, int D, int V, float eps,
+                           int pad, float *work) {
+    const int C = loss_chunk_rows(V);
+    float *z = work;                                      // (C, V) logits, then their gradient
+    double *row = (double *)(work + (size_t)C * V + 16);  // (C, 2) loss and nll per row
+    row = (double *)(((uintptr_t)row + 7) & ~(uintptr_t)7);
+    const double eps_i = V > 1 ? eps / (V - 1) : 0.0, w_target = 1.0 - eps;
+    for (int r0 = 0; r0 < N; r0 += C) {
+        int n = N - r0 < C ? N - r0 : C;
+        const float *hc = h + (size_t)r0 * D;
+        c->gemm->sgemm(false, true, n, V, D, 1.0f, hc, D, emb, D, 0.0f, z, V);
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < n; i++) {
+            float *zi = z + (size_t)i * V;
+            int y = tgt[r0 + i];
+            if (y == pad) {
+                row[2 * i] = row[2 * i + 1] = 0.0;
+                if (dh) memset(zi, 0, sizeof(float) * V);
+                continue;
+            }
+            double sum_z = row_sum(zi, V), z_y = zi[y];
+            float mx = row_max(zi, V), sum_e = row_exp(zi, V, mx);  // zi = exp(z - max)
+            double lse = mx + log((double)sum_e);
+            double nll = lse - z_y, sum_logp = sum_z - (double)V * lse;
+            row[2 * i] = (1.0 - eps - eps_i) * nll - eps_i * sum_logp;
+            row[2 * i + 1] = nll;
+            if (dh) {  // d loss / d z_v = p_v - q_v
+                float inv = 1.0f / sum_e, e_i = (float)eps_i;
+#pragma omp simd
+                for (int v = 0; v < V; v++) zi[v] = zi[v] * inv - e_i;
+                zi[y] -= (float)(w_target - eps_i);
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            st->loss += row[2 * i];
+            st->nll += row[2 * i + 1];
+            st->ntok += tgt[r0 + i] != pad;
+        }
+        if (dh) {
+            c->gemm->sgemm(false, false, n, D, V, 1.0f, z, V, emb, D, 1.0f, dh + (size_t)r0 * D, D);
+            c->gemm->sgemm(true, false, V, D, n, 1.0f, z, V, hc, D, 1.0f, demb, D);
+        }
+    }
+}
+
+void loss_target_logprobs(const Ctx *c, double *logp, const float *h, const int32_t *tgt,
+                          const float *emb, int N, int D, int V, int pad, float *work) {
+    const int C = loss_chunk_rows(V);
+    for (int r0 = 0; r0 < N; r0 += C) {
+        int n = N - r0 < C ? N - r0 : C;
+        c->gemm->sgemm(false, true, n, V, D, 1.0f, h + (size_t)r0 * D, D, emb, D, 0.0f, work, V);
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < n; i++) {
+            const float *zi = work + (size_t)i * V;
+            int y = tgt[r0 + i];
+            logp[r0 + i] = y == pad ? 0.0 : zi[y] - row_lse(zi, V);
+        }
+    }
+}

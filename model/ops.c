@@ -1,0 +1,177 @@
+/* ops.c: the primitive layers of ops.h. */
+#include "ops.h"
+
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "rng.h"
+
+uint64_t ctx_dropout_key(const Ctx *c, float p, int site) {
+    if (!c->train || p <= 0.0f) return 0;
+    uint64_t key = rng_key(c->seed, c->step, (uint64_t)site, 0x64726F70ull);
+    return key ? key : 1;
+}
+
+void linear_forward(const Ctx *c, float *y, const float *x, const float *w, const float *b, int N,
+                    int in, int out) {
+    c->gemm->sgemm(false, true, N, out, in, 1.0f, x, in, w, in, 0.0f, y, out);
+    if (b) {
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < N; i++) {
+            float *yi = y + (long)i * out;
+            for (int j = 0; j < out; j++) yi[j] += b[j];
+        }
+    }
+}
+
+void linear_backward(const Ctx *c, float *dx, float *dw, float *db, const float *dy,
+                     const float *x, const float *w, int N, int in, int out) {
+    if (dx) c->gemm->sgemm(false, false, N, in, out, 1.0f, dy, out, w, in, 1.0f, dx, in);
+    c->gemm->sgemm(true, false, out, in, N, 1.0f, dy, out, x, in, 1.0f, dw, in);
+    if (db) colsum_add(db, dy, N, out);
+}
+
+void colsum_add(float *db, const float *x, int N, int D) {
+    // Threads own column ranges and walk the rows in order: deterministic and race-free.
+#pragma omp parallel
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int j0 = (int)((long)D * t / nt), j1 = (int)((long)D * (t + 1) / nt);
+        for (int i = 0; i < N; i++) {
+            const float *xi = x + (long)i * D;
+            for (int j = j0; j < j1; j++) db[j] += xi[j];
+        }
+    }
+}
+
+void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
+                       const float *b, int N, int D) {
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < N; i++) {
+        const float *xi = x + (long)i * D;
+        float *yi = y + (long)i * D;
+        double s = 0.0;
+        for (int j = 0; j < D; j++) s += xi[j];
+        float m = (float)(s / D);
+        double v = 0.0;
+        for (int j = 0; j < D; j++) v += (double)(xi[j] - m) * (xi[j] - m);
+        float r = (float)(1.0 / sqrt(v / D + 1e-5));
+        for (int j = 0; j < D; j++) yi[j] = (xi[j] - m) * r * g[j] + b[j];
+        mean[i] = m, rstd[i] = r;
+    }
+}
+
+void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x,
+                        const float *mean, const float *rstd, const float *g, int N, int D) {
+    // dx = rstd * (dy*g - mean(dy*g) - xhat * mean(dy*g*xhat))
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < N; i++) {
+        const float *dyi = dy + (long)i * D, *xi = x + (long)i * D;
+        float *dxi = dx + (long)i * D;
+        float m = mean[i], r = rstd[i];
+        double sum_dyg = 0.0, sum_dyg_xhat = 0.0;
+        for (int j = 0; j < D; j++) {
+            float dyg = dyi[j] * g[j], xhat = (xi[j] - m) * r;
+            sum_dyg += dyg;
+            sum_dyg_xhat += (double)dyg * xhat;
+        }
+        float a = (float)(sum_dyg / D), bb = (float)(sum_dyg_xhat / D);
+        for (int j = 0; j < D; j++) {
+            float xhat = (xi[j] - m) * r;
+            dxi[j] += r * (dyi[j] * g[j] - a - xhat * bb);
+        }
+    }
+#pragma omp parallel
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int j0 = (int)((long)D * t / nt), j1 = (int)((long)D * (t + 1) / nt);
+        for (int i = 0; i < N; i++) {
+            const float *dyi = dy + (long)i * D, *xi = x + (long)i * D;
+            for (int j = j0; j < j1; j++) {
+                dg[j] += dyi[j] * (xi[j] - mean[i]) * rstd[i];
+                db[j] += dyi[j];
+            }
+        }
+    }
+}
+
+static inline float keep_scale(uint64_t key, long i, float p, float inv_keep) {
+    return rng_uniform(key, (uint64_t)i) >= p ? inv_keep : 0.0f;
+}
+
+void dropout_forward(float *y, const float *x, long n, float p, uint64_t key) {
+    if (!key) {
+        if (y != x) memcpy(y, x, sizeof(float) * n);
+        return;
+    }
+    float inv_keep = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) y[i] = x[i] * keep_scale(key, i, p, inv_keep);
+}
+
+void dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key) {
+    float inv_keep = key ? 1.0f / (1.0f - p) : 1.0f;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) dx[i] += key ? dy[i] * keep_scale(key, i, p, inv_keep) : dy[i];
+}
+
+void dropout_apply(float *x, long n, float p, uint64_t key) { dropout_forward(x, x, n, p, key); }
+
+void residual_forward(float *out, const float *x, const float *f, long n, float p, uint64_t key) {
+    float inv_keep = key ? 1.0f / (1.0f - p) : 1.0f;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) out[i] = x[i] + (key ? f[i] * keep_scale(key, i, p, inv_keep) : f[i]);
+}
+
+void relu_dropout_forward(float *h, const float *x, long n, float p, uint64_t key) {
+    float inv_keep = key ? 1.0f / (1.0f - p) : 1.0f;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) {
+        float r = x[i] > 0.0f ? x[i] : 0.0f;
+        h[i] = key ? r * keep_scale(key, i, p, inv_keep) : r;
+    }
+}
+
+void relu_dropout_backward(float *dx, const float *dh, const float *x, long n, float p,
+                           uint64_t key) {
+    float inv_keep = key ? 1.0f / (1.0f - p) : 1.0f;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++)
+        if (x[i] > 0.0f) dx[i] += key ? dh[i] * keep_scale(key, i, p, inv_keep) : dh[i];
+}
+
+void position_table_fill(float *pe, int P, int D) {
+    for (int pos = 0; pos < P; pos++)
+        for (int i = 0; i < D; i++) {
+            double angle = pos / pow(10000.0, (double)(i / 2 * 2) / D);
+            pe[(long)pos * D + i] = (float)(i % 2 ? cos(angle) : sin(angle));
+        }
+}
+
+void embedding_forward(float *x, const int32_t *tok, const float *emb, const float *pe, int B,
+                       int T, int D, float scale, int pos_offset) {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const float *e = emb + (long)tok[b * T + t] * D;
+            const float *pt = pe + (long)(pos_offset + t) * D;
+            float *xi = x + ((long)b * T + t) * D;
+            for (int j = 0; j < D; j++) xi[j] = e[j] * scale + pt[j];
+        }
+}
+
+void embedding_backward(float *demb, const float *dx, const int32_t *tok, int N, int D,
+                        float scale) {
+    // Threads own column ranges of the table, so rows shared by many tokens never race.
+#pragma omp parallel
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int j0 = (int)((long)D * t / nt), j1 = (int)((long)D * (t + 1) / nt);
+        for (int i = 0; i < N; i++) {
+            float *e = demb + (long)tok[i] * D;
+            const float *g = dx + (long)i * D;
+            for (int j = j0; j < j1; j++) e[j] += scale * g[j];
+        }
+    }
+}
