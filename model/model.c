@@ -63,6 +63,34 @@ static void bind_ffn(FfnParams *p, FfnParams *g, const ParamTable *pt, const cha
     }
 }
 
+void model_declare(ParamTable *pt, const ModelConfig *cfg, int V) {
+    const int D = cfg->d_model;
+    const AttnImpl *impl = attn_impl_lookup(cfg->attention);
+    CHECK(impl, "unknown attention mode '%s'", cfg->attention);
+    CHECK(D % cfg->heads == 0, "d_model %d is not divisible by heads %d", D, cfg->heads);
+    AttnDims ad = attn_dims(cfg);
+    char n[64];
+    params_declare(pt, "emb.shared", V, D, INIT_NORMAL, 1.0f / sqrtf((float)D), true);
+    for (int l = 0; l < cfg->enc_layers; l++) {
+        attention_declare(pt, pname(n, sizeof n, "enc.%d.self_attn", l), &ad, impl, cfg);
+        declare_norm(pt, pname(n, sizeof n, "enc.%d.ln1", l), D);
+        declare_ffn(pt, pname(n, sizeof n, "enc.%d.ffn", l), D, cfg->ffn);
+        declare_norm(pt, pname(n, sizeof n, "enc.%d.ln2", l), D);
+    }
+    for (int l = 0; l < cfg->dec_layers; l++) {
+        attention_declare(pt, pname(n, sizeof n, "dec.%d.self_attn", l), &ad, impl, cfg);
+        declare_norm(pt, pname(n, sizeof n, "dec.%d.ln1", l), D);
+        attention_declare(pt, pname(n, sizeof n, "dec.%d.cross_attn", l), &ad, impl, cfg);
+        declare_norm(pt, pname(n, sizeof n, "dec.%d.ln2", l), D);
+        declare_ffn(pt, pname(n, sizeof n, "dec.%d.ffn", l), D, cfg->ffn);
+        declare_norm(pt, pname(n, sizeof n, "dec.%d.ln3", l), D);
+    }
+    if (!strcmp(cfg->norm, "pre")) {
+        declare_norm(pt, "enc.final_ln", D);
+        declare_norm(pt, "dec.final_ln", D);
+    }
+}
+
 void model_build(Model *m, const ModelConfig *cfg, int vocab) {
     memset(m, 0, sizeof *m);
     m->V = vocab > 0 ? vocab : cfg->vocab_size;
@@ -71,33 +99,13 @@ void model_build(Model *m, const ModelConfig *cfg, int vocab) {
     m->n_enc = cfg->enc_layers, m->n_dec = cfg->dec_layers;
     m->pre_norm = !strcmp(cfg->norm, "pre");
     m->dropout = (float)cfg->dropout, m->ffn_dropout = (float)cfg->ffn_dropout;
-    m->impl = attn_impl_lookup(cfg->attention);
-    CHECK(m->impl, "unknown attention mode '%s'", cfg->attention);
-    CHECK(m->D % m->H == 0, "d_model %d is not divisible by heads %d", m->D, m->H);
-    m->ad = attn_dims(cfg);
     ParamTable *pt = &m->params;
     params_init(pt);
-    char n[64];
-    params_declare(pt, "emb.shared", m->V, m->D, INIT_NORMAL, 1.0f / sqrtf((float)m->D), true);
-    for (int l = 0; l < m->n_enc; l++) {
-        attention_declare(pt, pname(n, sizeof n, "enc.%d.self_attn", l), &m->ad, m->impl, cfg);
-        declare_norm(pt, pname(n, sizeof n, "enc.%d.ln1", l), m->D);
-        declare_ffn(pt, pname(n, sizeof n, "enc.%d.ffn", l), m->D, m->F);
-        declare_norm(pt, pname(n, sizeof n, "enc.%d.ln2", l), m->D);
-    }
-    for (int l = 0; l < m->n_dec; l++) {
-        attention_declare(pt, pname(n, sizeof n, "dec.%d.self_attn", l), &m->ad, m->impl, cfg);
-        declare_norm(pt, pname(n, sizeof n, "dec.%d.ln1", l), m->D);
-        attention_declare(pt, pname(n, sizeof n, "dec.%d.cross_attn", l), &m->ad, m->impl, cfg);
-        declare_norm(pt, pname(n, sizeof n, "dec.%d.ln2", l), m->D);
-        declare_ffn(pt, pname(n, sizeof n, "dec.%d.ffn", l), m->D, m->F);
-        declare_norm(pt, pname(n, sizeof n, "dec.%d.ln3", l), m->D);
-    }
-    if (m->pre_norm) {
-        declare_norm(pt, "enc.final_ln", m->D);
-        declare_norm(pt, "dec.final_ln", m->D);
-    }
+    model_declare(pt, cfg, m->V);
     params_finalize(pt);
+    m->impl = attn_impl_lookup(cfg->attention);
+    m->ad = attn_dims(cfg);
+    char n[64];
 
     m->emb = params_view(pt, "emb.shared", pt->param);
     m->demb = params_view(pt, "emb.shared", pt->grad);

@@ -95,6 +95,8 @@ typedef struct Model {
     } w;
 } Model;
 
+/* Declares every parameter of the model for cfg with vocabulary V into pt (no allocation). */
+void model_declare(ParamTable *pt, const ModelConfig *cfg, int V);
 /* Declares and allocates the parameters for cfg (vocab overrides cfg->vocab_size when > 0),
  * binds the layer views. Fatal on an invalid configuration. */
 void model_build(Model *m, const ModelConfig *cfg, int vocab);

@@ -50,6 +50,12 @@ void params_finalize(ParamTable *pt) {
     pt->adam_v = aligned_alloc_zeroed(bytes);
 }
 
+size_t params_count(const ParamTable *pt) {
+    size_t n = 0;
+    for (int i = 0; i < pt->count; i++) n += pt->info[i].numel;
+    return n;
+}
+
 int params_find(const ParamTable *pt, const char *name) {
     for (int i = 0; i < pt->count; i++)
         if (!strcmp(pt->info[i].name, name)) return i;

@@ -40,6 +40,7 @@ void params_free(ParamTable *pt);
 int params_declare(ParamTable *pt, const char *name, int rows, int cols, InitKind init,
                    float scale, bool decay);
 void params_finalize(ParamTable *pt);  // allocates the four arenas (zeroed)
+size_t params_count(const ParamTable *pt);  // trainable floats (without alignment padding)
 int params_find(const ParamTable *pt, const char *name);  // -1 if absent
 /* Pointer to tensor `name` within arena `base` (pt->param, pt->grad, ...); fatal if absent. */
 float *params_view(const ParamTable *pt, const char *name, float *base);
