@@ -69,11 +69,11 @@ void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B,
     s->cs = arena_floats(arena, (size_t)B * Tk * d->H);
     s->v = arena_floats(arena, (size_t)B * Tk * d->D);
     s->p = arena_floats(arena, (size_t)B * d->H * Tq * Tk);
-    s->o = arena_floats(arena, (size_t)B * Tq * d->D);
 }
 
 /* Workspace layout of the backward pass (the forward uses a prefix of the same buffers). */
 typedef struct AttnWork {
+    float *o;        // (B, Tq, D) the heads' outputs
     float *d_o;      // (B, Tq, D)
     float *dq, *dk;  // (B, Tq, W), (B, Tk, W)
     float *dv;       // (B, Tk, D)
@@ -86,13 +86,13 @@ typedef struct AttnWork {
 static size_t work_layout(AttnWork *w, float *base, const Attention *a, int B, int Tq, int Tk,
                           int nthreads) {
     const AttnDims *d = &a->d;
-    size_t sizes[] = {(size_t)B * Tq * d->D, (size_t)B * Tq * d->W, (size_t)B * Tk * d->W,
+    size_t sizes[] = {(size_t)B * Tq * d->D, (size_t)B * Tq * d->D, (size_t)B * Tq * d->W, (size_t)B * Tk * d->W,
                       (size_t)B * Tk * d->D, (size_t)B * Tk * d->H, (size_t)B * d->H * Tq * Tk,
                       (size_t)nthreads * 2 * Tq * Tk,
                       a->impl->work_floats(d, B, Tq, Tk, nthreads)};
-    float **slots[] = {&w->d_o, &w->dq, &w->dk, &w->dv, &w->dcs, &w->dS, &w->tile, &w->impl};
+    float **slots[] = {&w->o, &w->d_o, &w->dq, &w->dk, &w->dv, &w->dcs, &w->dS, &w->tile, &w->impl};
     size_t at = 0;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 9; i++) {
         if (w) *slots[i] = base ? base + at : NULL;
         at += (sizes[i] + 15) / 16 * 16;  // keep every buffer 64-byte aligned
     }
@@ -169,8 +169,10 @@ void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *ou
                        float *work) {
     attention_project_q(c, a, s->q, xq, B * Tq);
     attention_project_kv(c, a, s->k, s->v, s->cs, xkv, B * Tk);
-    attention_core(c, a, s->o, s->p, s->q, s->k, s->v, s->cs, mask, B, Tq, Tk, Tk, work);
-    linear_forward(c, out, s->o, a->p.w_o, a->p.b_o, B * Tq, a->d.D, a->d.D);
+    AttnWork w;
+    work_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
+    attention_core(c, a, w.o, s->p, s->q, s->k, s->v, s->cs, mask, B, Tq, Tk, Tk, work);
+    linear_forward(c, out, w.o, a->p.w_o, a->p.b_o, B * Tq, a->d.D, a->d.D);
 }
 
 void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, float *dxq,
@@ -183,13 +185,12 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
     int nthreads = omp_get_max_threads();
     AttnWork w;
     work_layout(&w, work, a, B, Tq, Tk, nthreads);
-    memset(w.d_o, 0, sizeof(float) * B * Tq * D);
     memset(w.dq, 0, sizeof(float) * B * Tq * W);
     memset(w.dk, 0, sizeof(float) * B * Tk * W);
     memset(w.dv, 0, sizeof(float) * B * Tk * D);
     memset(w.dcs, 0, sizeof(float) * B * Tk * H);
-    // out = o W_o^T + b_o
-    linear_backward(c, w.d_o, g->w_o, g->b_o, dout, s->o, p->w_o, B * Tq, D, D);
+    // out = o W_o^T + b_o: d_o = dout W_o now; dW_o once the loop has recomputed o
+    c->gemm->sgemm(false, false, B * Tq, D, D, 1.0f, dout, D, p->w_o, D, 0.0f, w.d_o, D);
     uint64_t key = ctx_dropout_key(c, d->dropout, a->site);
     float inv_keep = key ? 1.0f / (1.0f - d->dropout) : 1.0f;
 #pragma omp parallel for collapse(2) schedule(static)
@@ -207,6 +208,8 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
             }
             const float *do_bh = w.d_o + (size_t)b * Tq * D + h * Dh;  // (Tq, Dh), ld D
             const float *v_bh = s->v + (size_t)b * Tk * D + h * Dh;    // (Tk, Dh), ld D
+            c->gemm->sgemm_serial(false, false, Tq, Dh, Tk, 1.0f, pd, Tk, v_bh, D, 0.0f,
+                                  w.o + (size_t)b * Tq * D + h * Dh, D);
             // o = pd v  =>  d pd = d_o v^T ;  dv += pd^T d_o
             c->gemm->sgemm_serial(false, true, Tq, Tk, Dh, 1.0f, do_bh, D, v_bh, D, 0.0f, dpd, Tk);
             c->gemm->sgemm_serial(true, false, Tk, Dh, Tq, 1.0f, pd, Tk, do_bh, D, 1.0f,
@@ -227,6 +230,8 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
             }
         }
     (void)mask;  // masked entries have p = 0, hence dS = 0: the mask needs no backward
+    c->gemm->sgemm(true, false, D, D, B * Tq, 1.0f, dout, D, w.o, D, 1.0f, g->w_o, D);
+    colsum_add(g->b_o, dout, B * Tq, D);
     a->impl->scores_backward(c, d, p, &a->g, w.dq, w.dk, w.dcs, w.dS, s->q, s->k, B, Tq, Tk, Tk,
                              w.impl);
     if (a->impl->kv_extra_backward)

@@ -86,8 +86,8 @@ typedef struct AttnCache {
     float *cs;  // (B, kvs, H) key-side extra state
     float *v;   // (B, kvs, D)
     float *p;   // (B, H, Tq, Tk) probabilities before dropout
-    float *o;   // (B, Tq, D) heads concatenated, before the output projection
 } AttnCache;
+/* The heads' outputs o = dropout(p) v (B, Tq, D) are not kept: backward recomputes them. */
 
 AttnDims attn_dims(const ModelConfig *cfg);
 void attention_declare(ParamTable *pt, const char *prefix, const AttnDims *d,

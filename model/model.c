@@ -1,10 +1,7 @@
 /* model.c: building, planning, forward and backward of the Transformer of model.h.
- * A layer is a chain of residual blocks; each block wraps a branch function f (attention or FFN)
- * with its LayerNorm in one of two orders:
- *   post-LN:  out = LN(x + dropout(f(x)))      saved: ln_in = x + dropout(f(x)), mean, rstd, out
- *   pre-LN:   out = x + dropout(f(LN(x)))      saved: f_in = LN(x), mean, rstd, out
- * block_in / block_out do the forward halves around f; block_out_backward / block_in_backward
- * undo them around f's backward. */
+ * Each stack (encoder, decoder) is a chain of residual sublayers (model.h: Sublayer); one
+ * generic forward and one generic backward walk the chain, dispatching on the branch kind
+ * (self, causal or cross attention, FFN). */
 #include "model.h"
 
 #include <math.h>
@@ -16,6 +13,18 @@
 
 #include "check.h"
 #include "ffn.h"
+#include "timer.h"
+
+/* Runs the statement(s) and adds their wall time to the model's phase counter. */
+#define TIMED(m, phase, ...)                                                                       \
+    do {                                                                                           \
+        double t0_ = now_seconds();                                                                \
+        __VA_ARGS__;                                                                               \
+        (m)->seconds[phase] += now_seconds() - t0_;                                                \
+    } while (0)
+
+const char *const model_phase_names[PHASE_COUNT] = {"embedding", "attention", "ffn",
+                                                    "norm_residual", "loss"};
 
 enum { SITE_SRC_EMB = 1, SITE_TGT_EMB = 2, SITE_LAYERS = 16, SITES_PER_LAYER = 8 };
 
@@ -55,7 +64,8 @@ static void declare_ffn(ParamTable *pt, const char *prefix, int D, int F) {
 static void bind_ffn(FfnParams *p, FfnParams *g, const ParamTable *pt, const char *prefix) {
     char n[64];
     const char *leaf[] = {"w_1", "b_1", "w_2", "b_2"};
-    float **pv[] = {&p->w_1, &p->b_1, &p->w_2, &p->b_2}, **gv[] = {&g->w_1, &g->b_1, &g->w_2, &g->b_2};
+    float **pv[] = {&p->w_1, &p->b_1, &p->w_2, &p->b_2},
+          **gv[] = {&g->w_1, &g->b_1, &g->w_2, &g->b_2};
     for (int i = 0; i < 4; i++) {
         pname(n, sizeof n, "%s.%s", prefix, leaf[i]);
         *pv[i] = params_view(pt, n, pt->param);
@@ -111,23 +121,33 @@ void model_build(Model *m, const ModelConfig *cfg, int vocab) {
     m->demb = params_view(pt, "emb.shared", pt->grad);
     m->enc = xcalloc(m->n_enc ? m->n_enc : 1, sizeof(EncLayer));
     m->dec = xcalloc(m->n_dec, sizeof(DecLayer));
+    m->enc_sub = xcalloc(m->n_enc ? 2 * m->n_enc : 1, sizeof(Sublayer));
+    m->dec_sub = xcalloc(3 * m->n_dec, sizeof(Sublayer));
+    int site = SITE_LAYERS;
     for (int l = 0; l < m->n_enc; l++) {
         EncLayer *L = &m->enc[l];
-        L->site = SITE_LAYERS + SITES_PER_LAYER * l;
-        attention_bind(&L->self_attn, pt, pname(n, sizeof n, "enc.%d.self_attn", l), &m->ad, m->impl, L->site);
-        bind_norm(&L->ln1, &L->dln1, pt, pname(n, sizeof n, "enc.%d.ln1", l));
+        Sublayer *s = &m->enc_sub[2 * l];
+        attention_bind(&L->self_attn, pt, pname(n, sizeof n, "enc.%d.self_attn", l), &m->ad, m->impl, site);
+        s[0] = (Sublayer){.kind = SUB_SELF_ATTN, .attn = &L->self_attn, .site = site};
+        bind_norm(&s[0].ln, &s[0].dln, pt, pname(n, sizeof n, "enc.%d.ln1", l));
         bind_ffn(&L->ffn, &L->dffn, pt, pname(n, sizeof n, "enc.%d.ffn", l));
-        bind_norm(&L->ln2, &L->dln2, pt, pname(n, sizeof n, "enc.%d.ln2", l));
+        s[1] = (Sublayer){.kind = SUB_FFN, .ffn = &L->ffn, .dffn = &L->dffn, .site = site + 2};
+        bind_norm(&s[1].ln, &s[1].dln, pt, pname(n, sizeof n, "enc.%d.ln2", l));
+        site += SITES_PER_LAYER;
     }
     for (int l = 0; l < m->n_dec; l++) {
         DecLayer *L = &m->dec[l];
-        L->site = SITE_LAYERS + SITES_PER_LAYER * (m->n_enc + l);
-        attention_bind(&L->self_attn, pt, pname(n, sizeof n, "dec.%d.self_attn", l), &m->ad, m->impl, L->site);
-        bind_norm(&L->ln1, &L->dln1, pt, pname(n, sizeof n, "dec.%d.ln1", l));
-        attention_bind(&L->cross_attn, pt, pname(n, sizeof n, "dec.%d.cross_attn", l), &m->ad, m->impl, L->site + 2);
-        bind_norm(&L->ln2, &L->dln2, pt, pname(n, sizeof n, "dec.%d.ln2", l));
+        Sublayer *s = &m->dec_sub[3 * l];
+        attention_bind(&L->self_attn, pt, pname(n, sizeof n, "dec.%d.self_attn", l), &m->ad, m->impl, site);
+        s[0] = (Sublayer){.kind = SUB_CAUSAL_ATTN, .attn = &L->self_attn, .site = site};
+        bind_norm(&s[0].ln, &s[0].dln, pt, pname(n, sizeof n, "dec.%d.ln1", l));
+        attention_bind(&L->cross_attn, pt, pname(n, sizeof n, "dec.%d.cross_attn", l), &m->ad, m->impl, site + 2);
+        s[1] = (Sublayer){.kind = SUB_CROSS_ATTN, .attn = &L->cross_attn, .site = site + 2};
+        bind_norm(&s[1].ln, &s[1].dln, pt, pname(n, sizeof n, "dec.%d.ln2", l));
         bind_ffn(&L->ffn, &L->dffn, pt, pname(n, sizeof n, "dec.%d.ffn", l));
-        bind_norm(&L->ln3, &L->dln3, pt, pname(n, sizeof n, "dec.%d.ln3", l));
+        s[2] = (Sublayer){.kind = SUB_FFN, .ffn = &L->ffn, .dffn = &L->dffn, .site = site + 4};
+        bind_norm(&s[2].ln, &s[2].dln, pt, pname(n, sizeof n, "dec.%d.ln3", l));
+        site += SITES_PER_LAYER;
     }
     if (m->pre_norm) {
         bind_norm(&m->enc_final, &m->denc_final, pt, "enc.final_ln");
@@ -137,7 +157,7 @@ void model_build(Model *m, const ModelConfig *cfg, int vocab) {
 
 void model_free(Model *m) {
     params_free(&m->params);
-    free(m->enc), free(m->dec);
+    free(m->enc), free(m->dec), free(m->enc_sub), free(m->dec_sub);
     aligned_free(m->pe);
     arena_free(&m->acts), arena_free(&m->work);
     memset(m, 0, sizeof *m);
@@ -150,55 +170,42 @@ void model_init_params(Model *m, uint64_t seed) {
 
 /* ---------------------------------------------------------------- planning */
 
-static void block_alloc(Block *b, Arena *a, int N, int D, bool pre_norm) {
-    b->ln_in = pre_norm ? NULL : arena_floats(a, (size_t)N * D);
-    b->f_in = pre_norm ? arena_floats(a, (size_t)N * D) : NULL;
-    b->mean = arena_floats(a, (size_t)N);
-    b->rstd = arena_floats(a, (size_t)N);
-    b->out = arena_floats(a, (size_t)N * D);
+static void sublayer_alloc(const Model *m, Sublayer *s, Arena *a, int B, int Tq, int Tk) {
+    const int N = B * Tq;
+    s->saved = arena_floats(a, (size_t)N * m->D);
+    s->mean = arena_floats(a, (size_t)N);
+    s->rstd = arena_floats(a, (size_t)N);
+    if (s->kind == SUB_FFN)
+        s->ffn_pre = arena_floats(a, (size_t)N * m->F);
+    else
+        attention_cache_alloc(&s->cache, a, &m->ad, B, Tq, Tk);
 }
 
 /* Binds every activation pointer for shape (B, S, T) from `a` (NULL pointers in measure mode). */
 static void acts_layout(Model *m, Arena *a, int B, int S, int T) {
-    const int D = m->D, F = m->F, Ns = B * S, Nt = B * T, Nmax = Ns > Nt ? Ns : Nt;
+    const int D = m->D, Ns = B * S, Nt = B * T;
     m->enc_x0 = arena_floats(a, (size_t)Ns * D);
     m->dec_x0 = arena_floats(a, (size_t)Nt * D);
-    for (int l = 0; l < m->n_enc; l++) {
-        EncLayer *L = &m->enc[l];
-        attention_cache_alloc(&L->att, a, &m->ad, B, S, S);
-        block_alloc(&L->b_att, a, Ns, D, m->pre_norm);
-        L->ffn_pre = arena_floats(a, (size_t)Ns * F);
-        block_alloc(&L->b_ffn, a, Ns, D, m->pre_norm);
-    }
-    for (int l = 0; l < m->n_dec; l++) {
-        DecLayer *L = &m->dec[l];
-        attention_cache_alloc(&L->self, a, &m->ad, B, T, T);
-        block_alloc(&L->b_self, a, Nt, D, m->pre_norm);
-        attention_cache_alloc(&L->cross, a, &m->ad, B, T, S);
-        block_alloc(&L->b_cross, a, Nt, D, m->pre_norm);
-        L->ffn_pre = arena_floats(a, (size_t)Nt * F);
-        block_alloc(&L->b_ffn, a, Nt, D, m->pre_norm);
-    }
-    if (m->pre_norm) {
-        block_alloc(&m->enc_fin, a, Ns, D, false);
-        block_alloc(&m->dec_fin, a, Nt, D, false);
-    }
-    m->d_a = arena_floats(a, (size_t)Nmax * D);
-    m->d_b = arena_floats(a, (size_t)Nmax * D);
-    m->d_enc = arena_floats(a, (size_t)Ns * D);
+    m->enc_out = arena_floats(a, (size_t)Ns * D);
+    m->dec_out = arena_floats(a, (size_t)Nt * D);
+    m->enc_fin_stats = arena_floats(a, 2 * (size_t)Ns);
+    m->dec_fin_stats = arena_floats(a, 2 * (size_t)Nt);
+    for (int k = 0; k < 2 * m->n_enc; k++) sublayer_alloc(m, &m->enc_sub[k], a, B, S, S);
+    for (int k = 0; k < 3 * m->n_dec; k++)
+        sublayer_alloc(m, &m->dec_sub[k], a, B, T, m->dec_sub[k].kind == SUB_CROSS_ATTN ? S : T);
 }
 
 static size_t max_z(size_t a, size_t b) { return a > b ? a : b; }
 
 static void work_layout(Model *m, Arena *a, int B, int S, int T) {
-    const int D = m->D, F = m->F, Nmax = B * (S > T ? S : T);
+    const int D = m->D, Ns = B * S, Nmax = B * (S > T ? S : T);
     struct ModelWork *w = &m->w;
-    w->f = arena_floats(a, (size_t)Nmax * D);
-    w->df = arena_floats(a, (size_t)Nmax * D);
-    w->dfin = arena_floats(a, (size_t)Nmax * D);
-    w->dmid = arena_floats(a, (size_t)Nmax * D);
-    w->h = arena_floats(a, (size_t)Nmax * F);
-    w->dh = arena_floats(a, (size_t)Nmax * F);
+    float **nd[] = {&w->f, &w->fin, &w->dfin, &w->xin, &w->d_a, &w->d_b};
+    for (size_t i = 0; i < sizeof nd / sizeof *nd; i++) *nd[i] = arena_floats(a, (size_t)Nmax * D);
+    // Forward outputs and backward gradients are never alive at the same time.
+    w->xout[0] = w->d_a, w->xout[1] = w->d_b;
+    w->d_enc = arena_floats(a, (size_t)Ns * D);
+    w->h = arena_floats(a, (size_t)Nmax * m->F);
     const Attention *att = m->n_dec ? &m->dec[0].self_attn : NULL;
     size_t big = loss_work_floats(m->V);
     big = max_z(big, attention_work_floats(att, B, S, S, m->nthreads));
@@ -254,221 +261,201 @@ static void bind_batch(Model *m, const ModelBatch *b) {
     m->B = b->B, m->S = b->S, m->T = b->T;
 }
 
-/* ---------------------------------------------------------------- residual blocks */
+/* ---------------------------------------------------------------- sublayers */
 
-/* The input of the branch function: LN(x) for pre-LN, x itself for post-LN. */
-static const float *block_in(const Model *m, Block *blk, const NormParams *ln, const float *x,
-                             int N) {
-    if (!m->pre_norm) return x;
-    layernorm_forward(blk->f_in, blk->mean, blk->rstd, x, ln->g, ln->b, N, m->D);
-    return blk->f_in;
+/* Rows, key rows and the attention mask of a sublayer for batch b. */
+static int sub_rows(const Sublayer *s, const ModelBatch *b, bool dec) {
+    (void)s;
+    return b->B * (dec ? b->T : b->S);
 }
 
-static void block_out(const Model *m, const Ctx *c, Block *blk, const NormParams *ln,
-                      const float *x, const float *f, int N, int site) {
-    uint64_t key = ctx_dropout_key(c, m->dropout, site);
-    if (m->pre_norm) {
-        residual_forward(blk->out, x, f, (long)N * m->D, m->dropout, key);
-    } else {
-        residual_forward(blk->ln_in, x, f, (long)N * m->D, m->dropout, key);
-        layernorm_forward(blk->out, blk->mean, blk->rstd, blk->ln_in, ln->g, ln->b, N, m->D);
+static AttnMask sub_mask(const Sublayer *s, const ModelBatch *b) {
+    if (s->kind == SUB_CAUSAL_ATTN) return (AttnMask){b->tgt_len, true, 0};
+    return (AttnMask){b->src_len, false, 0};
+}
+
+/* The branch: f(N, D) = attention or FFN of fin. */
+static void branch_forward(Model *m, const Ctx *c, Sublayer *s, float *f, const float *fin,
+                           const ModelBatch *b, bool dec) {
+    const int Tq = dec ? b->T : b->S, N = b->B * Tq;
+    if (s->kind == SUB_FFN) {
+        TIMED(m, PHASE_FFN,
+              ffn_forward(c, s->ffn, s->ffn_pre, m->w.h, f, fin, N, m->D, m->F, m->ffn_dropout,
+                          s->site));
+        return;
     }
+    bool cross = s->kind == SUB_CROSS_ATTN;
+    TIMED(m, PHASE_ATTENTION,
+          attention_forward(c, s->attn, &s->cache, f, fin, cross ? m->enc_out : fin, sub_mask(s, b),
+                            b->B, Tq, cross ? b->S : Tq, m->w.big));
 }
 
-/* From d_out: dx = the residual path's gradient (written), df = the branch output's (written). */
-static void block_out_backward(const Model *m, const Ctx *c, const Block *blk,
-                               const NormParams *ln, const NormParams *dln, float *dx, float *df,
-                               const float *d_out, int N, int site) {
-    long n = (long)N * m->D;
-    uint64_t key = ctx_dropout_key(c, m->dropout, site);
-    if (m->pre_norm) {
-        memcpy(dx, d_out, sizeof(float) * n);
-    } else {
-        memset(dx, 0, sizeof(float) * n);
-        layernorm_backward(dx, dln->g, dln->b, d_out, blk->ln_in, blk->mean, blk->rstd, ln->g, N, m->D);
+/* dfin += the branch's input gradient from df; cross-attention also adds into d_enc. */
+static void branch_backward(Model *m, const Ctx *c, Sublayer *s, float *dfin, const float *df,
+                            const float *fin, const ModelBatch *b, bool dec) {
+    const int Tq = dec ? b->T : b->S, N = b->B * Tq;
+    if (s->kind == SUB_FFN) {
+        TIMED(m, PHASE_FFN,
+              ffn_backward(c, s->ffn, s->dffn, dfin, m->w.h, df, s->ffn_pre, fin, N, m->D, m->F,
+                           m->ffn_dropout, s->site));
+        return;
     }
-    memset(df, 0, sizeof(float) * n);
-    dropout_backward(df, dx, n, m->dropout, key);
+    bool cross = s->kind == SUB_CROSS_ATTN;
+    TIMED(m, PHASE_ATTENTION,
+          attention_backward(c, s->attn, &s->cache, dfin, cross ? m->w.d_enc : dfin, df, fin,
+                             cross ? m->enc_out : fin, sub_mask(s, b), b->B, Tq,
+                             cross ? b->S : Tq, m->w.big));
 }
 
-/* Where the branch backward accumulates the gradient of its input: dx itself (post-LN), or a
- * zeroed workspace that block_in_backward then takes through the LayerNorm (pre-LN). */
-static float *block_fin_grad(Model *m, float *dx, int N) {
-    if (!m->pre_norm) return dx;
-    memset(m->w.dfin, 0, sizeof(float) * N * m->D);
-    return m->w.dfin;
+/* Returns the sublayer output: in `out` (post-LN) or in s->saved (pre-LN). */
+static const float *sublayer_forward(Model *m, const Ctx *c, Sublayer *s, const float *x,
+                                     float *out, const ModelBatch *b, bool dec) {
+    const int N = sub_rows(s, b, dec), D = m->D;
+    uint64_t key = ctx_dropout_key(c, m->dropout, s->site + 1);
+    const float *fin = x;
+    if (m->pre_norm) {
+        TIMED(m, PHASE_NORM, layernorm_forward(m->w.fin, s->mean, s->rstd, x, s->ln.g, s->ln.b, N, D));
+        fin = m->w.fin;
+    }
+    branch_forward(m, c, s, m->w.f, fin, b, dec);
+    TIMED(m, PHASE_NORM, residual_forward(s->saved, x, m->w.f, (long)N * D, m->dropout, key));
+    if (m->pre_norm) return s->saved;
+    TIMED(m, PHASE_NORM, layernorm_forward(out, s->mean, s->rstd, s->saved, s->ln.g, s->ln.b, N, D));
+    return out;
 }
 
-static void block_in_backward(const Model *m, const Block *blk, const NormParams *ln,
-                              const NormParams *dln, float *dx, const float *dfin,
-                              const float *x, int N) {
+/* The input of sublayer k of a stack, recomputed in `buf` when it was not kept (post-LN). */
+static const float *sublayer_input(Model *m, const Sublayer *sub, int k, const float *x0,
+                                   float *buf, int N) {
+    if (k == 0) return x0;
+    const Sublayer *prev = &sub[k - 1];
+    if (m->pre_norm) return prev->saved;
+    TIMED(m, PHASE_NORM,
+          layernorm_apply(buf, prev->saved, prev->mean, prev->rstd, prev->ln.g, prev->ln.b, N, m->D));
+    return buf;
+}
+
+/* dx (written) = gradient of the sublayer input x, from d_out. */
+static void sublayer_backward(Model *m, const Ctx *c, Sublayer *s, float *dx, const float *d_out,
+                              const float *x, const ModelBatch *b, bool dec) {
+    const int N = sub_rows(s, b, dec), D = m->D;
+    const long n = (long)N * D;
+    uint64_t key = ctx_dropout_key(c, m->dropout, s->site + 1);
+    float *df = m->w.f;
+    // residual and LayerNorm on the output side
+    TIMED(m, PHASE_NORM, {
+        if (m->pre_norm) {
+            memcpy(dx, d_out, sizeof(float) * n);
+        } else {
+            memset(dx, 0, sizeof(float) * n);
+            layernorm_backward(dx, s->dln.g, s->dln.b, d_out, s->saved, s->mean, s->rstd, s->ln.g, N, D);
+        }
+        memset(df, 0, sizeof(float) * n);
+        dropout_backward(df, dx, n, m->dropout, key);
+    });
+    if (!m->pre_norm) {  // f's input is x itself
+        branch_backward(m, c, s, dx, df, x, b, dec);
+        return;
+    }
+    // pre-LN: f's input is LN(x), recomputed; its gradient goes back through the LayerNorm
+    TIMED(m, PHASE_NORM, {
+        layernorm_apply(m->w.fin, x, s->mean, s->rstd, s->ln.g, s->ln.b, N, D);
+        memset(m->w.dfin, 0, sizeof(float) * n);
+    });
+    branch_backward(m, c, s, m->w.dfin, df, m->w.fin, b, dec);
+    TIMED(m, PHASE_NORM,
+          layernorm_backward(dx, s->dln.g, s->dln.b, m->w.dfin, x, s->mean, s->rstd, s->ln.g, N, D));
+}
+
+/* Runs a stack from x0; its output (after the final LayerNorm when pre-LN) goes to out. */
+static void stack_forward(Model *m, const Ctx *c, Sublayer *sub, int n, const float *x0,
+                          const NormParams *final_ln, float *stats, float *out,
+                          const ModelBatch *b, bool dec) {
+    const int N = b->B * (dec ? b->T : b->S);
+    const float *x = x0;
+    for (int k = 0; k < n; k++) x = sublayer_forward(m, c, &sub[k], x, m->w.xout[k % 2], b, dec);
     if (m->pre_norm)
-        layernorm_backward(dx, dln->g, dln->b, dfin, x, blk->mean, blk->rstd, ln->g, N, m->D);
+        TIMED(m, PHASE_NORM,
+              layernorm_forward(out, stats, stats + N, x, final_ln->g, final_ln->b, N, m->D));
+    else
+        memcpy(out, x, sizeof(float) * N * m->D);
 }
 
-/* ---------------------------------------------------------------- layers */
-
-static const float *enc_layer_forward(Model *m, const Ctx *c, EncLayer *L, const float *x,
-                                      const ModelBatch *b) {
-    const int N = b->B * b->S;
-    AttnMask mask = {b->src_len, false, 0};
-    const float *fin = block_in(m, &L->b_att, &L->ln1, x, N);
-    attention_forward(c, &L->self_attn, &L->att, m->w.f, fin, fin, mask, b->B, b->S, b->S, m->w.big);
-    block_out(m, c, &L->b_att, &L->ln1, x, m->w.f, N, L->site + 1);
-    const float *x2 = L->b_att.out;
-    fin = block_in(m, &L->b_ffn, &L->ln2, x2, N);
-    ffn_forward(c, &L->ffn, L->ffn_pre, m->w.h, m->w.f, fin, N, m->D, m->F, m->ffn_dropout, L->site + 2);
-    block_out(m, c, &L->b_ffn, &L->ln2, x2, m->w.f, N, L->site + 3);
-    return L->b_ffn.out;
-}
-
-/* dx (written) = gradient of the layer input x, from d_out. */
-static void enc_layer_backward(Model *m, const Ctx *c, EncLayer *L, float *dx, const float *d_out,
-                               const float *x, const ModelBatch *b) {
-    const int N = b->B * b->S;
-    AttnMask mask = {b->src_len, false, 0};
-    struct ModelWork *w = &m->w;
-    const float *x2 = L->b_att.out;
-    // FFN block
-    block_out_backward(m, c, &L->b_ffn, &L->ln2, &L->dln2, w->dmid, w->df, d_out, N, L->site + 3);
-    float *dfin = block_fin_grad(m, w->dmid, N);
-    const float *fin = m->pre_norm ? L->b_ffn.f_in : x2;
-    ffn_backward(c, &L->ffn, &L->dffn, dfin, w->h, w->dh, w->df, L->ffn_pre, fin, N, m->D, m->F,
-                 m->ffn_dropout, L->site + 2);
-    block_in_backward(m, &L->b_ffn, &L->ln2, &L->dln2, w->dmid, dfin, x2, N);
-    // self-attention block
-    block_out_backward(m, c, &L->b_att, &L->ln1, &L->dln1, dx, w->df, w->dmid, N, L->site + 1);
-    dfin = block_fin_grad(m, dx, N);
-    fin = m->pre_norm ? L->b_att.f_in : x;
-    attention_backward(c, &L->self_attn, &L->att, dfin, dfin, w->df, fin, fin, mask, b->B, b->S,
-                       b->S, w->big);
-    block_in_backward(m, &L->b_att, &L->ln1, &L->dln1, dx, dfin, x, N);
-}
-
-static const float *dec_layer_forward(Model *m, const Ctx *c, DecLayer *L, const float *x,
-                                      const ModelBatch *b) {
-    const int N = b->B * b->T;
-    AttnMask self_mask = {b->tgt_len, true, 0}, cross_mask = {b->src_len, false, 0};
-    const float *fin = block_in(m, &L->b_self, &L->ln1, x, N);
-    attention_forward(c, &L->self_attn, &L->self, m->w.f, fin, fin, self_mask, b->B, b->T, b->T, m->w.big);
-    block_out(m, c, &L->b_self, &L->ln1, x, m->w.f, N, L->site + 1);
-    const float *x2 = L->b_self.out;
-    fin = block_in(m, &L->b_cross, &L->ln2, x2, N);
-    attention_forward(c, &L->cross_attn, &L->cross, m->w.f, fin, m->enc_out, cross_mask, b->B,
-                      b->T, b->S, m->w.big);
-    block_out(m, c, &L->b_cross, &L->ln2, x2, m->w.f, N, L->site + 3);
-    const float *x3 = L->b_cross.out;
-    fin = block_in(m, &L->b_ffn, &L->ln3, x3, N);
-    ffn_forward(c, &L->ffn, L->ffn_pre, m->w.h, m->w.f, fin, N, m->D, m->F, m->ffn_dropout, L->site + 4);
-    block_out(m, c, &L->b_ffn, &L->ln3, x3, m->w.f, N, L->site + 5);
-    return L->b_ffn.out;
-}
-
-static void dec_layer_backward(Model *m, const Ctx *c, DecLayer *L, float *dx, const float *d_out,
-                               const float *x, const ModelBatch *b) {
-    const int N = b->B * b->T;
-    AttnMask self_mask = {b->tgt_len, true, 0}, cross_mask = {b->src_len, false, 0};
-    struct ModelWork *w = &m->w;
-    const float *x2 = L->b_self.out, *x3 = L->b_cross.out;
-    // FFN block: d_out -> dx (as the gradient of x3)
-    block_out_backward(m, c, &L->b_ffn, &L->ln3, &L->dln3, dx, w->df, d_out, N, L->site + 5);
-    float *dfin = block_fin_grad(m, dx, N);
-    const float *fin = m->pre_norm ? L->b_ffn.f_in : x3;
-    ffn_backward(c, &L->ffn, &L->dffn, dfin, w->h, w->dh, w->df, L->ffn_pre, fin, N, m->D, m->F,
-                 m->ffn_dropout, L->site + 4);
-    block_in_backward(m, &L->b_ffn, &L->ln3, &L->dln3, dx, dfin, x3, N);
-    // cross-attention block: dx -> dmid (the gradient of x2)
-    block_out_backward(m, c, &L->b_cross, &L->ln2, &L->dln2, w->dmid, w->df, dx, N, L->site + 3);
-    dfin = block_fin_grad(m, w->dmid, N);
-    fin = m->pre_norm ? L->b_cross.f_in : x2;
-    attention_backward(c, &L->cross_attn, &L->cross, dfin, m->d_enc, w->df, fin, m->enc_out,
-                       cross_mask, b->B, b->T, b->S, w->big);
-    block_in_backward(m, &L->b_cross, &L->ln2, &L->dln2, w->dmid, dfin, x2, N);
-    // self-attention block: dmid -> dx (the gradient of x)
-    block_out_backward(m, c, &L->b_self, &L->ln1, &L->dln1, dx, w->df, w->dmid, N, L->site + 1);
-    dfin = block_fin_grad(m, dx, N);
-    fin = m->pre_norm ? L->b_self.f_in : x;
-    attention_backward(c, &L->self_attn, &L->self, dfin, dfin, w->df, fin, fin, self_mask, b->B,
-                       b->T, b->T, w->big);
-    block_in_backward(m, &L->b_self, &L->ln1, &L->dln1, dx, dfin, x, N);
+/* From d_out (gradient of the stack output, in one of the ping-pong buffers), leaves the
+ * gradient of x0 in one of them and returns it. */
+static float *stack_backward(Model *m, const Ctx *c, Sublayer *sub, int n, const float *x0,
+                             const NormParams *final_ln, const NormParams *dfinal_ln,
+                             const float *stats, const float *d_out, const ModelBatch *b,
+                             bool dec) {
+    const int N = b->B * (dec ? b->T : b->S);
+    float *d = d_out == m->w.d_a ? m->w.d_b : m->w.d_a, *spare, *t;
+    if (m->pre_norm) {  // the final LayerNorm, over the last sublayer's output
+        const float *last = n ? sub[n - 1].saved : x0;
+        TIMED(m, PHASE_NORM, {
+            memset(d, 0, sizeof(float) * N * m->D);
+            layernorm_backward(d, dfinal_ln->g, dfinal_ln->b, d_out, last, stats, stats + N,
+                               final_ln->g, N, m->D);
+        });
+    } else {
+        memcpy(d, d_out, sizeof(float) * N * m->D);
+    }
+    spare = d == m->w.d_a ? m->w.d_b : m->w.d_a;
+    for (int k = n - 1; k >= 0; k--) {
+        const float *x = sublayer_input(m, sub, k, x0, m->w.xin, N);
+        sublayer_backward(m, c, &sub[k], spare, d, x, b, dec);
+        t = d, d = spare, spare = t;
+    }
+    return d;
 }
 
 /* ---------------------------------------------------------------- the model */
 
-static const float *final_norm(Model *m, Block *blk, const NormParams *ln, const float *x, int N) {
-    if (!m->pre_norm) return x;
-    layernorm_forward(blk->out, blk->mean, blk->rstd, x, ln->g, ln->b, N, m->D);
-    return blk->out;
+static void embed(Model *m, const Ctx *c, float *x, const int32_t *tok, int B, int T, int site) {
+    TIMED(m, PHASE_EMBED, {
+        embedding_forward(x, tok, m->emb, m->pe, B, T, m->D, sqrtf((float)m->D), 0);
+        dropout_apply(x, (long)B * T * m->D, m->dropout, ctx_dropout_key(c, m->dropout, site));
+    });
+}
+
+static void embed_backward(Model *m, const Ctx *c, const float *dx, const int32_t *tok, int N,
+                           int site) {
+    TIMED(m, PHASE_EMBED, {
+        float *d = m->w.f;  // through the embedding dropout
+        memset(d, 0, sizeof(float) * N * m->D);
+        dropout_backward(d, dx, (long)N * m->D, m->dropout, ctx_dropout_key(c, m->dropout, site));
+        embedding_backward(m->demb, d, tok, N, m->D, sqrtf((float)m->D));
+    });
 }
 
 void model_forward(Model *m, const Ctx *c, const ModelBatch *b) {
     bind_batch(m, b);
-    const int Ns = b->B * b->S, Nt = b->B * b->T;
-    const float scale = sqrtf((float)m->D);
-    embedding_forward(m->enc_x0, b->src, m->emb, m->pe, b->B, b->S, m->D, scale, 0);
-    dropout_apply(m->enc_x0, (long)Ns * m->D, m->dropout, ctx_dropout_key(c, m->dropout, SITE_SRC_EMB));
-    const float *x = m->enc_x0;
-    for (int l = 0; l < m->n_enc; l++) x = enc_layer_forward(m, c, &m->enc[l], x, b);
-    m->enc_out = final_norm(m, &m->enc_fin, &m->enc_final, x, Ns);
-
-    embedding_forward(m->dec_x0, b->tgt_in, m->emb, m->pe, b->B, b->T, m->D, scale, 0);
-    dropout_apply(m->dec_x0, (long)Nt * m->D, m->dropout, ctx_dropout_key(c, m->dropout, SITE_TGT_EMB));
-    x = m->dec_x0;
-    for (int l = 0; l < m->n_dec; l++) x = dec_layer_forward(m, c, &m->dec[l], x, b);
-    m->dec_out = final_norm(m, &m->dec_fin, &m->dec_final, x, Nt);
+    embed(m, c, m->enc_x0, b->src, b->B, b->S, SITE_SRC_EMB);
+    stack_forward(m, c, m->enc_sub, 2 * m->n_enc, m->enc_x0, &m->enc_final, m->enc_fin_stats,
+                  m->enc_out, b, false);
+    embed(m, c, m->dec_x0, b->tgt_in, b->B, b->T, SITE_TGT_EMB);
+    stack_forward(m, c, m->dec_sub, 3 * m->n_dec, m->dec_x0, &m->dec_final, m->dec_fin_stats,
+                  m->dec_out, b, true);
 }
 
 void model_loss(Model *m, const Ctx *c, const ModelBatch *b, LossStats *st, bool backward,
                 float label_smoothing) {
     const int Nt = b->B * b->T;
-    if (backward) memset(m->d_a, 0, sizeof(float) * Nt * m->D);
-    loss_forward_backward(c, st, backward ? m->d_a : NULL, m->demb, m->dec_out, b->tgt_out,
-                          m->emb, Nt, m->D, m->V, label_smoothing, TOKEN_PAD, m->w.big);
-}
-
-/* d (written) = gradient of a final LayerNorm's input from d_out (pre-LN); d_out itself (post). */
-static void final_norm_backward(Model *m, const Block *blk, const NormParams *ln,
-                                const NormParams *dln, float *d, const float *d_out,
-                                const float *x, int N) {
-    if (!m->pre_norm) {
-        memcpy(d, d_out, sizeof(float) * N * m->D);
-        return;
-    }
-    memset(d, 0, sizeof(float) * N * m->D);
-    layernorm_backward(d, dln->g, dln->b, d_out, x, blk->mean, blk->rstd, ln->g, N, m->D);
-}
-
-static void embedding_input_backward(Model *m, const Ctx *c, const float *d_x0,
-                                     const int32_t *tok, int N, int site) {
-    float *d = m->w.df;  // through the embedding dropout
-    memset(d, 0, sizeof(float) * N * m->D);
-    dropout_backward(d, d_x0, (long)N * m->D, m->dropout, ctx_dropout_key(c, m->dropout, site));
-    embedding_backward(m->demb, d, tok, N, m->D, sqrtf((float)m->D));
+    if (backward) memset(m->w.d_a, 0, sizeof(float) * Nt * m->D);
+    TIMED(m, PHASE_LOSS,
+          loss_forward_backward(c, st, backward ? m->w.d_a : NULL, m->demb, m->dec_out,
+                                b->tgt_out, m->emb, Nt, m->D, m->V, label_smoothing, TOKEN_PAD,
+                                m->w.big));
 }
 
 void model_backward(Model *m, const Ctx *c, const ModelBatch *b) {
-    const int Ns = b->B * b->S, Nt = b->B * b->T;
-    // decoder, from the loss's gradient in d_a; each layer writes its input's gradient to `spare`
-    const float *last = m->n_dec ? m->dec[m->n_dec - 1].b_ffn.out : m->dec_x0;
-    final_norm_backward(m, &m->dec_fin, &m->dec_final, &m->ddec_final, m->d_b, m->d_a, last, Nt);
-    float *d = m->d_b, *spare = m->d_a, *t;
-    memset(m->d_enc, 0, sizeof(float) * Ns * m->D);
-    for (int l = m->n_dec - 1; l >= 0; l--) {
-        const float *x = l ? m->dec[l - 1].b_ffn.out : m->dec_x0;
-        dec_layer_backward(m, c, &m->dec[l], spare, d, x, b);
-        t = d, d = spare, spare = t;
-    }
-    embedding_input_backward(m, c, d, b->tgt_in, Nt, SITE_TGT_EMB);
-    // encoder, from d_enc, where every cross-attention left its key/value gradient
-    last = m->n_enc ? m->enc[m->n_enc - 1].b_ffn.out : m->enc_x0;
-    final_norm_backward(m, &m->enc_fin, &m->enc_final, &m->denc_final, m->d_a, m->d_enc, last, Ns);
-    d = m->d_a, spare = m->d_b;
-    for (int l = m->n_enc - 1; l >= 0; l--) {
-        const float *x = l ? m->enc[l - 1].b_ffn.out : m->enc_x0;
-        enc_layer_backward(m, c, &m->enc[l], spare, d, x, b);
-        t = d, d = spare, spare = t;
-    }
-    embedding_input_backward(m, c, d, b->src, Ns, SITE_SRC_EMB);
+    // the loss left d(dec_out) in d_a; every cross-attention adds into d_enc
+    memset(m->w.d_enc, 0, sizeof(float) * b->B * b->S * m->D);
+    const float *d = stack_backward(m, c, m->dec_sub, 3 * m->n_dec, m->dec_x0, &m->dec_final,
+                                    &m->ddec_final, m->dec_fin_stats, m->w.d_a, b, true);
+    embed_backward(m, c, d, b->tgt_in, b->B * b->T, SITE_TGT_EMB);
+    d = stack_backward(m, c, m->enc_sub, 2 * m->n_enc, m->enc_x0, &m->enc_final, &m->denc_final,
+                       m->enc_fin_stats, m->w.d_enc, b, false);
+    embed_backward(m, c, d, b->src, b->B * b->S, SITE_SRC_EMB);
 }
 
 void model_step(Model *m, const Ctx *c, const ModelBatch *b, LossStats *st, bool backward,

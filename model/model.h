@@ -34,36 +34,41 @@ typedef struct ModelBatch {
     const int *tgt_len;      // (B) target lengths incl. BOS
 } ModelBatch;
 
-typedef struct NormParams { float *g, *b; } NormParams;             // (D), (D)
+typedef struct NormParams { float *g, *b; } NormParams;  // (D), (D)
 
-/* Saved state of one residual sublayer (see model.c: block_*). */
-typedef struct Block {
-    float *ln_in;        // (N, D) post-LN: x + dropout(f(x)); pre-LN: NULL (the block input)
-    float *f_in;         // (N, D) pre-LN: LN(x); post-LN: NULL (the block input)
-    float *mean, *rstd;  // (N)
-    float *out;          // (N, D) the block output
-} Block;
+/* A residual sublayer: a branch function f (attention or FFN) with its LayerNorm,
+ *   post-LN:  out = LN(x + dropout(f(x)))      saved: x + dropout(f(x)), mean, rstd
+ *   pre-LN:   out = x + dropout(f(LN(x)))      saved: out, mean, rstd of LN(x)
+ * Only one (N, D) tensor is kept per sublayer: backward recomputes the other from it and the
+ * LayerNorm statistics (bit-identical to the forward). */
+typedef enum { SUB_SELF_ATTN, SUB_CAUSAL_ATTN, SUB_CROSS_ATTN, SUB_FFN } SubKind;
+
+typedef struct Sublayer {
+    SubKind kind;
+    NormParams ln, dln;       // values, gradients
+    Attention *attn;          // attention kinds
+    FfnParams *ffn, *dffn;    // SUB_FFN
+    int site;                 // dropout sites: branch (probabilities or hidden) and site + 1 (residual)
+    // saved activations
+    float *saved;             // (N, D) see above
+    float *mean, *rstd;       // (N)
+    AttnCache cache;          // attention kinds
+    float *ffn_pre;           // (N, F) SUB_FFN
+} Sublayer;
 
 typedef struct EncLayer {
     Attention self_attn;
-    NormParams ln1, ln2, dln1, dln2;  // values, gradients
     FfnParams ffn, dffn;
-    int site;                         // dropout sites site .. site+3
-    // activations
-    AttnCache att;
-    Block b_att, b_ffn;
-    float *ffn_pre;                   // (N, F) FFN pre-activation
 } EncLayer;
 
 typedef struct DecLayer {
     Attention self_attn, cross_attn;
-    NormParams ln1, ln2, ln3, dln1, dln2, dln3;
     FfnParams ffn, dffn;
-    int site;                         // dropout sites site .. site+5
-    AttnCache self, cross;
-    Block b_self, b_cross, b_ffn;
-    float *ffn_pre;                   // (N, F)
 } DecLayer;
+
+/* Where the time of forward and backward goes (model->seconds, accumulated until reset). */
+enum { PHASE_EMBED, PHASE_ATTENTION, PHASE_FFN, PHASE_NORM, PHASE_LOSS, PHASE_COUNT };
+extern const char *const model_phase_names[PHASE_COUNT];
 
 typedef struct Model {
     int V, D, H, F, n_enc, n_dec;
@@ -76,6 +81,7 @@ typedef struct Model {
     NormParams enc_final, dec_final, denc_final, ddec_final;  // pre-LN only
     EncLayer *enc;
     DecLayer *dec;
+    Sublayer *enc_sub, *dec_sub;  // (2 n_enc), (3 n_dec) in order
     // planning
     int max_tokens, max_len, nthreads;
     float *pe;                  // (max_len, D) position encodings
@@ -83,16 +89,18 @@ typedef struct Model {
     // activations bound for the current batch
     int B, S, T;
     float *enc_x0, *dec_x0;     // (B,S,D), (B,T,D) embeddings after dropout
-    Block enc_fin, dec_fin;     // final LayerNorms (pre-LN)
-    const float *enc_out;       // (B, S, D) encoder output
-    const float *dec_out;       // (B, T, D) decoder output, input of the loss
-    float *d_a, *d_b;           // (max(B*S, B*T), D) gradient ping-pong between layers
-    float *d_enc;               // (B, S, D) gradient of the encoder output (all cross-attentions)
-    struct ModelWork {          // per-step workspace slots
-        float *f, *df, *dfin, *dmid;  // (N, D) branch output and gradients
-        float *h, *dh;                // (N, F) FFN hidden and its gradient
+    float *enc_out, *dec_out;   // (B,S,D), (B,T,D) stack outputs (after the final LN if pre-LN)
+    float *enc_fin_stats, *dec_fin_stats;  // (2, N) mean and rstd of the final LayerNorms
+    struct ModelWork {          // per-step workspace slots, (N, D) unless noted
+        float *f;                     // branch output (forward) / its gradient (backward)
+        float *fin, *dfin;            // branch input (pre-LN: recomputed LN(x)) and its gradient
+        float *xin;                   // a sublayer's input, recomputed in backward (post-LN)
+        float *xout[2];               // sublayer outputs in forward (post-LN); alias d_a, d_b
+        float *d_a, *d_b, *d_enc;     // gradient ping-pong; encoder output gradient (B,S,D)
+        float *h;                     // (N, F) FFN hidden and its gradient
         float *big;                   // attention or loss workspace
     } w;
+    double seconds[PHASE_COUNT];  // wall time per phase, for benchmarks
 } Model;
 
 /* Declares every parameter of the model for cfg with vocabulary V into pt (no allocation). */

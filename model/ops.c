@@ -50,15 +50,24 @@ void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < N; i++) {
         const float *xi = x + (long)i * D;
-        float *yi = y + (long)i * D;
         double s = 0.0;
         for (int j = 0; j < D; j++) s += xi[j];
         float m = (float)(s / D);
         double v = 0.0;
         for (int j = 0; j < D; j++) v += (double)(xi[j] - m) * (xi[j] - m);
         float r = (float)(1.0 / sqrt(v / D + 1e-5));
-        for (int j = 0; j < D; j++) yi[j] = (xi[j] - m) * r * g[j] + b[j];
         mean[i] = m, rstd[i] = r;
+    }
+    layernorm_apply(y, x, mean, rstd, g, b, N, D);
+}
+
+void layernorm_apply(float *y, const float *x, const float *mean, const float *rstd,
+                     const float *g, const float *b, int N, int D) {
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < N; i++) {
+        const float *xi = x + (long)i * D;
+        float *yi = y + (long)i * D;
+        for (int j = 0; j < D; j++) yi[j] = (xi[j] - mean[i]) * rstd[i] * g[j] + b[j];
     }
 }
 
@@ -133,12 +142,11 @@ void relu_dropout_forward(float *h, const float *x, long n, float p, uint64_t ke
     }
 }
 
-void relu_dropout_backward(float *dx, const float *dh, const float *x, long n, float p,
-                           uint64_t key) {
+void relu_dropout_backward(float *dh, const float *x, long n, float p, uint64_t key) {
     float inv_keep = key ? 1.0f / (1.0f - p) : 1.0f;
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++)
-        if (x[i] > 0.0f) dx[i] += key ? dh[i] * keep_scale(key, i, p, inv_keep) : dh[i];
+        dh[i] = x[i] > 0.0f ? (key ? dh[i] * keep_scale(key, i, p, inv_keep) : dh[i]) : 0.0f;
 }
 
 void position_table_fill(float *pe, int P, int D) {

@@ -36,6 +36,9 @@ void colsum_add(float *db, const float *x, int N, int D);
 /* y = (x - mean) * rstd * g + b over rows of D; mean, rstd (N) saved for backward. */
 void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
                        const float *b, int N, int D);
+/* y = (x - mean) * rstd * g + b with saved statistics: recomputes a forward output exactly. */
+void layernorm_apply(float *y, const float *x, const float *mean, const float *rstd,
+                     const float *g, const float *b, int N, int D);
 void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x,
                         const float *mean, const float *rstd, const float *g, int N, int D);
 
@@ -51,9 +54,8 @@ void residual_forward(float *out, const float *x, const float *f, long n, float 
 
 /* h = relu(x) in place, then dropout; the pre-activation x must be kept by the caller. */
 void relu_dropout_forward(float *h, const float *x, long n, float p, uint64_t key);
-/* dx += dh * relu'(x) * keep / (1 - p) */
-void relu_dropout_backward(float *dx, const float *dh, const float *x, long n, float p,
-                           uint64_t key);
+/* In place: dh *= relu'(x) * keep / (1 - p), turning d(hidden) into d(pre-activation x). */
+void relu_dropout_backward(float *dh, const float *x, long n, float p, uint64_t key);
 
 /* x(B,T,D) = emb[tok] * scale + pe[pos_offset + t] */
 void embedding_forward(float *x, const int32_t *tok, const float *emb, const float *pe, int B,

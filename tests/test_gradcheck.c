@@ -131,16 +131,16 @@ static void check_ffn(void) {
     FfnParams g = {calloc(t.F * t.D, 4), calloc(t.F, 4), calloc(t.D * t.F, 4), calloc(t.D, 4)};
     t.x = randv(nd, 1, &r), t.R = randv(nd, 1, &r), t.y = randv(nd, 0, &r);
     t.pre = randv(nf, 0, &r), t.h = randv(nf, 0, &r);
-    float *dx = calloc(nd, 4), *h2 = malloc(4 * nf), *dh = malloc(4 * nf);
+    float *dx = calloc(nd, 4), *h2 = malloc(4 * nf);
     ffn_f(&t);
-    ffn_backward(&t.c, &t.p, &g, dx, h2, dh, t.R, t.pre, t.x, t.N, t.D, t.F, 0.3f, 7);
+    ffn_backward(&t.c, &t.p, &g, dx, h2, t.R, t.pre, t.x, t.N, t.D, t.F, 0.3f, 7);
     GcTensor ts[] = {{"x", t.x, dx, nd},          {"w_1", t.p.w_1, g.w_1, (long)t.F * t.D},
                      {"b_1", t.p.b_1, g.b_1, t.F}, {"w_2", t.p.w_2, g.w_2, (long)t.D * t.F},
                      {"b_2", t.p.b_2, g.b_2, t.D}};
     gradcheck("ffn (dropout 0.3)", ffn_f, ffn_kinks, &t, ts, 5, (GcOptions){1e-3f, 60, 1e-2, 1e-3, 1e-4});
     free(t.p.w_1), free(t.p.b_1), free(t.p.w_2), free(t.p.b_2);
     free(g.w_1), free(g.b_1), free(g.w_2), free(g.b_2);
-    free(t.x), free(t.R), free(t.y), free(t.pre), free(t.h), free(dx), free(h2), free(dh);
+    free(t.x), free(t.R), free(t.y), free(t.pre), free(t.h), free(dx), free(h2);
 }
 
 /* ---------------------------------------------------------------- attention */
@@ -241,7 +241,8 @@ static uint64_t model_kinks(void *q) {
     const int F = t->m.F;
     for (int l = 0; l < t->m.n_enc + t->m.n_dec; l++) {  // ReLU inputs of non-pad positions
         bool enc = l < t->m.n_enc;
-        const float *pre = enc ? t->m.enc[l].ffn_pre : t->m.dec[l - t->m.n_enc].ffn_pre;
+        const float *pre = enc ? t->m.enc_sub[2 * l + 1].ffn_pre
+                               : t->m.dec_sub[3 * (l - t->m.n_enc) + 2].ffn_pre;
         int L = enc ? b->S : b->T;
         for (int s = 0; s < b->B; s++)
             for (int pos = 0; pos < (enc ? b->src_len[s] : b->tgt_len[s]); pos++)

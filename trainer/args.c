@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "gemm.h"
+
 bool args_is(const char *arg, const char *short_name, const char *long_name) {
     return (short_name && !strcmp(arg, short_name)) || (long_name && !strcmp(arg, long_name));
 }
@@ -45,4 +48,30 @@ double args_double(const char *cmd, const char *opt, const char *text) {
     if (errno || end == text || *end)
         args_usage_error(cmd, "option %s expects a number, got '%s'", opt, text);
     return v;
+}
+
+bool args_config(const char *cmd, Config *cfg, int argc, char **argv, int *i) {
+    ConfigError err;
+    if (args_is(argv[*i], "-c", "--config")) {
+        if (config_load_file(cfg, args_value(cmd, argc, argv, i), &err)) goto bad;
+        return true;
+    }
+    if (args_is(argv[*i], NULL, "--set")) {
+        if (config_set(cfg, args_value(cmd, argc, argv, i), &err)) goto bad;
+        return true;
+    }
+    return false;
+bad:
+    fprintf(stderr, "nmt %s: %s\n", cmd, err.msg);
+    exit(2);
+}
+
+const GemmImpl *args_config_finish(const char *cmd, Config *cfg) {
+    ConfigError err;
+    if (config_check(cfg, &err)) {
+        fprintf(stderr, "nmt %s: %s\n", cmd, err.msg);
+        exit(2);
+    }
+    if (cfg->train.threads > 0) gemm_set_threads(cfg->train.threads);
+    return gemm_select(cfg->train.gemm);
 }

@@ -12,6 +12,14 @@ bool args_wants_help(const char *arg);
 const char *args_value(const char *cmd, int argc, char **argv, int *i);
 int args_int(const char *cmd, const char *opt, const char *text, long lo, long hi);
 double args_double(const char *cmd, const char *opt, const char *text);
+struct Config;
+/* Handles `-c FILE` (a config merged over what is loaded so far) and `--set key=value` at
+ * argv[*i]; returns false for any other argument. Bad files or values exit with code 2. */
+bool args_config(const char *cmd, struct Config *cfg, int argc, char **argv, int *i);
+/* Checks the cross-key rules of a fully loaded config (exit 2 on failure) and applies
+ * train.threads and train.gemm; returns the GEMM backend. */
+const struct GemmImpl *args_config_finish(const char *cmd, struct Config *cfg);
+
 _Noreturn void args_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

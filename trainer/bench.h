@@ -4,5 +4,6 @@
 #define NMT_BENCH_H
 
 int bench_gemm(int argc, char **argv);
+int bench_train(int argc, char **argv);
 
 #endif

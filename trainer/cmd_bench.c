@@ -11,6 +11,7 @@ static const struct {
     int (*run)(int argc, char **argv);
 } benches[] = {
     {"gemm", "GFLOP/s of our blocked GEMM and OpenBLAS on transformer shapes", bench_gemm},
+    {"train", "tokens/s, ms per phase and peak memory of a training step", bench_train},
 };
 enum { NBENCHES = sizeof benches / sizeof benches[0] };
 

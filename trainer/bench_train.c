@@ -1,0 +1,124 @@
+/* bench_train.c: `nmt bench train`, the speed and memory of a training step (forward, backward,
+ * AdamW) on synthetic batches of the config's token budget: every sentence `--len` tokens on
+ * both sides (no padding), batch = round(batch_tokens / len) sentences, as the PyTorch anchor
+ * (../shared/peers/torch_transformer_bench.py) does, so the two compare. Reports target
+ * tokens/s and ms per step (medians over --steps after --warmup), the split by phase, and the
+ * peak RSS of the process. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "args.h"
+#include "bench.h"
+#include "config.h"
+#include "model.h"
+#include "optimizer.h"
+#include "rng.h"
+#include "timer.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: nmt bench train -c CONFIG [-c MORE] [--set key=value] [--len 25]\n"
+            "                       [--warmup 3] [--steps 10] [--json]\n\n"
+            "Times training steps (forward, backward, AdamW) on synthetic batches of the\n"
+            "config's train.batch_tokens with sentences of --len tokens on both sides.\n");
+}
+
+static double peak_rss_mb(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int bench_train(int argc, char **argv) {
+    const char *cmd = "bench train";
+    Config cfg;
+    config_init(&cfg);
+    int len = 25, warmup = 3, steps = 10;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (args_wants_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        } else if (args_config(cmd, &cfg, argc, argv, &i)) {
+        } else if (args_is(argv[i], NULL, "--len")) {
+            len = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 2, 4096);
+        } else if (args_is(argv[i], NULL, "--warmup")) {
+            warmup = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 0, 1000);
+        } else if (args_is(argv[i], NULL, "--steps")) {
+            steps = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 1000);
+        } else if (args_is(argv[i], NULL, "--json")) {
+            json = true;
+        } else {
+            args_usage_error(cmd, "unknown option '%s'", argv[i]);
+        }
+    }
+    const GemmImpl *gemm = args_config_finish(cmd, &cfg);
+    if (cfg.model.vocab_size <= 0) args_usage_error(cmd, "the config must set model.vocab_size");
+    const int V = cfg.model.vocab_size, B = (cfg.train.batch_tokens + len / 2) / len;
+    Model m;
+    model_build(&m, &cfg.model, V);
+    model_init_params(&m, (uint64_t)cfg.train.seed);
+    model_plan(&m, B * len, len);
+
+    enum { NBATCH = 4 };  // a few distinct batches, cycled
+    int32_t *tok = malloc(sizeof(int32_t) * NBATCH * 3 * B * len);
+    int *lens = malloc(sizeof(int) * B);
+    Rng r = rng_init((uint64_t)cfg.train.seed, 99);
+    for (long i = 0; i < (long)NBATCH * 3 * B * len; i++) tok[i] = 4 + (int32_t)rng_below(&r, V - 4);
+    for (int b = 0; b < B; b++) lens[b] = len;
+    AdamHyper h = {cfg.train.beta1, cfg.train.beta2, cfg.train.eps, cfg.train.weight_decay};
+    Ctx c = {gemm, (uint64_t)cfg.train.seed, 0, true};
+    double *step_s = calloc(steps, sizeof(double)), phase[PHASE_COUNT] = {0}, opt_s = 0;
+    for (int it = 0; it < warmup + steps; it++) {
+        const int32_t *t = tok + (size_t)(it % NBATCH) * 3 * B * len;
+        ModelBatch batch = {B, len, len, t, t + B * len, t + 2 * B * len, lens, lens};
+        if (it == warmup) memset(m.seconds, 0, sizeof m.seconds);
+        double t0 = now_seconds();
+        params_zero_grad(&m.params);
+        LossStats st = {0};
+        c.step = (uint64_t)it;
+        model_step(&m, &c, &batch, &st, true, (float)cfg.train.label_smoothing);
+        double t1 = now_seconds();
+        grads_scale(&m.params, 1.0f / (float)st.ntok);
+        grads_clip(&m.params, cfg.train.clip_norm);
+        adam_step(&m.params, &h, 1e-4, it + 1);
+        double t2 = now_seconds();
+        if (it >= warmup) step_s[it - warmup] = t2 - t0, opt_s += t2 - t1;
+    }
+    for (int p = 0; p < PHASE_COUNT; p++) phase[p] = m.seconds[p] / steps * 1e3;
+    opt_s = opt_s / steps * 1e3;
+    qsort(step_s, steps, sizeof *step_s, cmp_double);
+    double med = steps % 2 ? step_s[steps / 2] : 0.5 * (step_s[steps / 2 - 1] + step_s[steps / 2]);
+    long ntok = (long)B * len;
+    double params_m = params_count(&m.params) / 1e6, rss = peak_rss_mb();
+    if (json) {
+        printf("{\"bench\":\"train\",\"attention\":\"%s\",\"dk\":%d,\"d_model\":%d,\"params_m\":%.3f,"
+               "\"batch\":\"%dx%d\",\"tgt_tokens\":%ld,\"threads\":%d,\"gemm\":\"%s\","
+               "\"tokens_per_s\":%.1f,\"ms_per_step\":%.2f,\"ms_min\":%.2f",
+               cfg.model.attention, config_model_dk(&cfg.model), cfg.model.d_model, params_m, B,
+               len, ntok, m.nthreads, gemm->name, ntok / med, med * 1e3, step_s[0] * 1e3);
+        for (int p = 0; p < PHASE_COUNT; p++) printf(",\"ms_%s\":%.2f", model_phase_names[p], phase[p]);
+        printf(",\"ms_optimizer\":%.2f,\"peak_rss_mb\":%.1f}\n", opt_s, rss);
+    } else {
+        printf("train step: %s attention (dk %d), %.2fM parameters, batch %dx%d = %ld target tokens, "
+               "%d threads, gemm %s\n",
+               cfg.model.attention, config_model_dk(&cfg.model), params_m, B, len, ntok,
+               m.nthreads, gemm->name);
+        printf("  %.0f target tokens/s   %.1f ms/step (median of %d; best %.1f)   peak RSS %.0f MB\n",
+               ntok / med, med * 1e3, steps, step_s[0] * 1e3, rss);
+        printf("  ms per step:");
+        for (int p = 0; p < PHASE_COUNT; p++) printf(" %s %.1f", model_phase_names[p], phase[p]);
+        printf(" optimizer %.1f\n", opt_s);
+    }
+    free(tok), free(lens), free(step_s);
+    model_free(&m);
+    config_free(&cfg);
+    return 0;
+}
