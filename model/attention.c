@@ -120,6 +120,11 @@ static int visible_keys(AttnMask m, int b, int q, int Tk) {
     return n < Tk ? n : Tk;
 }
 
+/* out[e] = p[e] * mask(first + e): the dropped probabilities of one (sentence, head). */
+static void dropout_tile(float *out, const float *p, size_t n, uint64_t first, const Dropout *d) {
+    for (size_t e = 0; e < n; e++) out[e] = p[e] * dropout_factor(d, first + e);
+}
+
 /* Row softmax over the first n entries of s (length Tk); the rest become 0. */
 static void softmax_prefix(float *s, int n, int Tk) {
     float mx = -INFINITY;
@@ -143,19 +148,16 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
     AttnWork w;
     work_layout(&w, work, a, B, Tq, Tk, nthreads);
     a->impl->scores_forward(c, d, &a->p, p, q, k, cs, B, Tq, Tk, kvs, w.impl);
-    uint64_t key = ctx_dropout_key(c, d->dropout, a->site);
-    float inv_keep = key ? 1.0f / (1.0f - d->dropout) : 1.0f;
+    Dropout drop = dropout_make(c, d->dropout, a->site);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             float *pb = p + ((size_t)b * H + h) * Tq * Tk;  // (Tq, Tk)
             for (int i = 0; i < Tq; i++) softmax_prefix(pb + (size_t)i * Tk, visible_keys(mask, b, i, Tk), Tk);
             const float *pd = pb;
-            if (key) {  // dropped-out copy in this thread's tile; p keeps the probabilities
+            if (drop.key) {  // dropped-out copy in this thread's tile; p keeps the probabilities
                 float *tile = w.tile + (size_t)omp_get_thread_num() * 2 * Tq * Tk;
-                uint64_t base = ((uint64_t)b * H + h) * Tq * Tk;
-                for (size_t e = 0; e < (size_t)Tq * Tk; e++)
-                    tile[e] = rng_uniform(key, base + e) >= d->dropout ? pb[e] * inv_keep : 0.0f;
+                dropout_tile(tile, pb, (size_t)Tq * Tk, ((uint64_t)b * H + h) * Tq * Tk, &drop);
                 pd = tile;
             }
             c->gemm->sgemm_serial(false, false, Tq, Dh, Tk, 1.0f, pd, Tk,
@@ -191,8 +193,7 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
     memset(w.dcs, 0, sizeof(float) * B * Tk * H);
     // out = o W_o^T + b_o: d_o = dout W_o now; dW_o once the loop has recomputed o
     c->gemm->sgemm(false, false, B * Tq, D, D, 1.0f, dout, D, p->w_o, D, 0.0f, w.d_o, D);
-    uint64_t key = ctx_dropout_key(c, d->dropout, a->site);
-    float inv_keep = key ? 1.0f / (1.0f - d->dropout) : 1.0f;
+    Dropout drop = dropout_make(c, d->dropout, a->site);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
@@ -201,9 +202,8 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
             float *dpd = tile + (size_t)Tq * Tk;  // d(dropped probabilities) (Tq, Tk)
             uint64_t base = ((uint64_t)b * H + h) * Tq * Tk;
             const float *pd = pb;
-            if (key) {  // regenerate the forward's dropped probabilities
-                for (size_t e = 0; e < (size_t)Tq * Tk; e++)
-                    tile[e] = rng_uniform(key, base + e) >= d->dropout ? pb[e] * inv_keep : 0.0f;
+            if (drop.key) {  // regenerate the forward's dropped probabilities
+                dropout_tile(tile, pb, (size_t)Tq * Tk, base, &drop);
                 pd = tile;
             }
             const float *do_bh = w.d_o + (size_t)b * Tq * D + h * Dh;  // (Tq, Dh), ld D
@@ -219,11 +219,8 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
             for (int i = 0; i < Tq; i++) {
                 const float *pi = pb + (size_t)i * Tk;
                 float *dpi = dpd + (size_t)i * Tk, *dsi = ds + (size_t)i * Tk;
-                if (key)
-                    for (int k = 0; k < Tk; k++) {
-                        bool keep = rng_uniform(key, base + (size_t)i * Tk + k) >= d->dropout;
-                        dpi[k] = keep ? dpi[k] * inv_keep : 0.0f;
-                    }
+                if (drop.key)
+                    for (int k = 0; k < Tk; k++) dpi[k] *= dropout_factor(&drop, base + (size_t)i * Tk + k);
                 double dot = 0.0;
                 for (int k = 0; k < Tk; k++) dot += (double)dpi[k] * pi[k];
                 for (int k = 0; k < Tk; k++) dsi[k] = pi[k] * (dpi[k] - (float)dot);

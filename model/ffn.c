@@ -6,19 +6,19 @@
 void ffn_forward(const Ctx *c, const FfnParams *p, float *pre, float *h, float *y,
                  const float *x, int N, int D, int F, float dropout, int site) {
     linear_forward(c, pre, x, p->w_1, p->b_1, N, D, F);
-    relu_dropout_forward(h, pre, (long)N * F, dropout, ctx_dropout_key(c, dropout, site));
+    relu_dropout_forward(h, pre, (long)N * F, dropout_make(c, dropout, site));
     linear_forward(c, y, h, p->w_2, p->b_2, N, F, D);
 }
 
 void ffn_backward(const Ctx *c, const FfnParams *p, const FfnParams *g, float *dx, float *h,
                   const float *dy, const float *pre, const float *x, int N, int D, int F,
                   float dropout, int site) {
-    uint64_t key = ctx_dropout_key(c, dropout, site);
-    relu_dropout_forward(h, pre, (long)N * F, dropout, key);  // regenerate the hidden layer
+    Dropout mask = dropout_make(c, dropout, site);
+    relu_dropout_forward(h, pre, (long)N * F, mask);  // regenerate the hidden layer
     // y = h W_2^T + b_2:  dW_2 += dy^T h, db_2 += colsum(dy), then h := dh = dy W_2
     c->gemm->sgemm(true, false, D, F, N, 1.0f, dy, D, h, F, 1.0f, g->w_2, F);
     colsum_add(g->b_2, dy, N, D);
     c->gemm->sgemm(false, false, N, F, D, 1.0f, dy, D, p->w_2, F, 0.0f, h, F);
-    relu_dropout_backward(h, pre, (long)N * F, dropout, key);  // h := d(pre-activation)
+    relu_dropout_backward(h, pre, (long)N * F, mask);  // h := d(pre-activation)
     linear_backward(c, dx, g->w_1, g->b_1, h, x, p->w_1, N, D, F);
 }

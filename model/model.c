@@ -311,14 +311,14 @@ static void branch_backward(Model *m, const Ctx *c, Sublayer *s, float *dfin, co
 static const float *sublayer_forward(Model *m, const Ctx *c, Sublayer *s, const float *x,
                                      float *out, const ModelBatch *b, bool dec) {
     const int N = sub_rows(s, b, dec), D = m->D;
-    uint64_t key = ctx_dropout_key(c, m->dropout, s->site + 1);
+    Dropout mask = dropout_make(c, m->dropout, s->site + 1);
     const float *fin = x;
     if (m->pre_norm) {
         TIMED(m, PHASE_NORM, layernorm_forward(m->w.fin, s->mean, s->rstd, x, s->ln.g, s->ln.b, N, D));
         fin = m->w.fin;
     }
     branch_forward(m, c, s, m->w.f, fin, b, dec);
-    TIMED(m, PHASE_NORM, residual_forward(s->saved, x, m->w.f, (long)N * D, m->dropout, key));
+    TIMED(m, PHASE_NORM, residual_forward(s->saved, x, m->w.f, (long)N * D, mask));
     if (m->pre_norm) return s->saved;
     TIMED(m, PHASE_NORM, layernorm_forward(out, s->mean, s->rstd, s->saved, s->ln.g, s->ln.b, N, D));
     return out;
@@ -340,7 +340,7 @@ static void sublayer_backward(Model *m, const Ctx *c, Sublayer *s, float *dx, co
                               const float *x, const ModelBatch *b, bool dec) {
     const int N = sub_rows(s, b, dec), D = m->D;
     const long n = (long)N * D;
-    uint64_t key = ctx_dropout_key(c, m->dropout, s->site + 1);
+    Dropout mask = dropout_make(c, m->dropout, s->site + 1);
     float *df = m->w.f;
     // residual and LayerNorm on the output side
     TIMED(m, PHASE_NORM, {
@@ -351,7 +351,7 @@ static void sublayer_backward(Model *m, const Ctx *c, Sublayer *s, float *dx, co
             layernorm_backward(dx, s->dln.g, s->dln.b, d_out, s->saved, s->mean, s->rstd, s->ln.g, N, D);
         }
         memset(df, 0, sizeof(float) * n);
-        dropout_backward(df, dx, n, m->dropout, key);
+        dropout_backward(df, dx, n, mask);
     });
     if (!m->pre_norm) {  // f's input is x itself
         branch_backward(m, c, s, dx, df, x, b, dec);
@@ -413,7 +413,7 @@ static float *stack_backward(Model *m, const Ctx *c, Sublayer *sub, int n, const
 static void embed(Model *m, const Ctx *c, float *x, const int32_t *tok, int B, int T, int site) {
     TIMED(m, PHASE_EMBED, {
         embedding_forward(x, tok, m->emb, m->pe, B, T, m->D, sqrtf((float)m->D), 0);
-        dropout_apply(x, (long)B * T * m->D, m->dropout, ctx_dropout_key(c, m->dropout, site));
+        dropout_apply(x, (long)B * T * m->D, dropout_make(c, m->dropout, site));
     });
 }
 
@@ -422,7 +422,7 @@ static void embed_backward(Model *m, const Ctx *c, const float *dx, const int32_
     TIMED(m, PHASE_EMBED, {
         float *d = m->w.f;  // through the embedding dropout
         memset(d, 0, sizeof(float) * N * m->D);
-        dropout_backward(d, dx, (long)N * m->D, m->dropout, ctx_dropout_key(c, m->dropout, site));
+        dropout_backward(d, dx, (long)N * m->D, dropout_make(c, m->dropout, site));
         embedding_backward(m->demb, d, tok, N, m->D, sqrtf((float)m->D));
     });
 }

@@ -7,10 +7,14 @@
 
 #include "rng.h"
 
-uint64_t ctx_dropout_key(const Ctx *c, float p, int site) {
-    if (!c->train || p <= 0.0f) return 0;
-    uint64_t key = rng_key(c->seed, c->step, (uint64_t)site, 0x64726F70ull);
-    return key ? key : 1;
+Dropout dropout_make(const Ctx *c, float p, int site) {
+    Dropout d = {0, 0, 1.0f};
+    if (!c->train || p <= 0.0f) return d;
+    d.key = rng_key(c->seed, c->step, (uint64_t)site, 0x64726F70ull);
+    d.key += !d.key;
+    d.threshold = (uint32_t)lrintf(p * 65536.0f);
+    d.scale = 65536.0f / (float)(65536u - d.threshold);
+    return d;
 }
 
 void linear_forward(const Ctx *c, float *y, const float *x, const float *w, const float *b, int N,
@@ -105,48 +109,34 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
     }
 }
 
-static inline float keep_scale(uint64_t key, long i, float p, float inv_keep) {
-    return rng_uniform(key, (uint64_t)i) >= p ? inv_keep : 0.0f;
-}
-
-void dropout_forward(float *y, const float *x, long n, float p, uint64_t key) {
-    if (!key) {
-        if (y != x) memcpy(y, x, sizeof(float) * n);
-        return;
-    }
-    float inv_keep = 1.0f / (1.0f - p);
+void dropout_apply(float *x, long n, Dropout d) {
+    if (!d.key) return;
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; i++) y[i] = x[i] * keep_scale(key, i, p, inv_keep);
+    for (long i = 0; i < n; i++) x[i] *= dropout_factor(&d, (uint64_t)i);
 }
 
-void dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key) {
-    float inv_keep = key ? 1.0f / (1.0f - p) : 1.0f;
+void dropout_backward(float *dx, const float *dy, long n, Dropout d) {
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; i++) dx[i] += key ? dy[i] * keep_scale(key, i, p, inv_keep) : dy[i];
+    for (long i = 0; i < n; i++) dx[i] += d.key ? dy[i] * dropout_factor(&d, (uint64_t)i) : dy[i];
 }
 
-void dropout_apply(float *x, long n, float p, uint64_t key) { dropout_forward(x, x, n, p, key); }
-
-void residual_forward(float *out, const float *x, const float *f, long n, float p, uint64_t key) {
-    float inv_keep = key ? 1.0f / (1.0f - p) : 1.0f;
+void residual_forward(float *out, const float *x, const float *f, long n, Dropout d) {
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; i++) out[i] = x[i] + (key ? f[i] * keep_scale(key, i, p, inv_keep) : f[i]);
+    for (long i = 0; i < n; i++) out[i] = x[i] + (d.key ? f[i] * dropout_factor(&d, (uint64_t)i) : f[i]);
 }
 
-void relu_dropout_forward(float *h, const float *x, long n, float p, uint64_t key) {
-    float inv_keep = key ? 1.0f / (1.0f - p) : 1.0f;
+void relu_dropout_forward(float *h, const float *x, long n, Dropout d) {
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) {
         float r = x[i] > 0.0f ? x[i] : 0.0f;
-        h[i] = key ? r * keep_scale(key, i, p, inv_keep) : r;
+        h[i] = d.key ? r * dropout_factor(&d, (uint64_t)i) : r;
     }
 }
 
-void relu_dropout_backward(float *dh, const float *x, long n, float p, uint64_t key) {
-    float inv_keep = key ? 1.0f / (1.0f - p) : 1.0f;
+void relu_dropout_backward(float *dh, const float *x, long n, Dropout d) {
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++)
-        dh[i] = x[i] > 0.0f ? (key ? dh[i] * keep_scale(key, i, p, inv_keep) : dh[i]) : 0.0f;
+        dh[i] = x[i] > 0.0f ? (d.key ? dh[i] * dropout_factor(&d, (uint64_t)i) : dh[i]) : 0.0f;
 }
 
 void position_table_fill(float *pe, int P, int D) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "gemm.h"
+#include "rng.h"
 
 typedef struct Ctx {
     const GemmImpl *gemm;
@@ -20,8 +21,22 @@ typedef struct Ctx {
     bool train;     // dropout on
 } Ctx;
 
-/* The RNG key of dropout site `site` for the current step; 0 when dropout is off. */
-uint64_t ctx_dropout_key(const Ctx *c, float p, int site);
+/* A dropout mask: element i is kept iff 16 bits of rng_u64(key, i / 4) are >= threshold (one
+ * hash serves four elements), kept elements are multiplied by scale = 1 / P(keep) so the
+ * expectation is exact. key 0 means dropout is off. */
+typedef struct Dropout {
+    uint64_t key;
+    uint32_t threshold;  // round(p * 65536)
+    float scale;
+} Dropout;
+
+/* The mask of dropout site `site` for the current step (off unless training with p > 0). */
+Dropout dropout_make(const Ctx *c, float p, int site);
+
+static inline float dropout_factor(const Dropout *d, uint64_t i) {
+    uint32_t bits = (uint32_t)(rng_u64(d->key, i >> 2) >> ((i & 3) * 16)) & 0xFFFFu;
+    return bits >= d->threshold ? d->scale : 0.0f;
+}
 
 /* y(N,out) = x(N,in) W^T + b */
 void linear_forward(const Ctx *c, float *y, const float *x, const float *w, const float *b, int N,
@@ -42,20 +57,18 @@ void layernorm_apply(float *y, const float *x, const float *mean, const float *r
 void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x,
                         const float *mean, const float *rstd, const float *g, int N, int D);
 
-/* y = x * keep / (1 - p), keep[i] = uniform(key, i) >= p; key 0 means identity. In place is fine. */
-void dropout_forward(float *y, const float *x, long n, float p, uint64_t key);
-/* dx += dy * keep / (1 - p) */
-void dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key);
-/* Multiplies x by the mask in place (the forward and the gradient of dropout are the same map). */
-void dropout_apply(float *x, long n, float p, uint64_t key);
+/* In place: x *= mask (dropout's forward and its gradient are the same map). */
+void dropout_apply(float *x, long n, Dropout d);
+/* dx += dy * mask */
+void dropout_backward(float *dx, const float *dy, long n, Dropout d);
 
 /* out = x + dropout(f) */
-void residual_forward(float *out, const float *x, const float *f, long n, float p, uint64_t key);
+void residual_forward(float *out, const float *x, const float *f, long n, Dropout d);
 
-/* h = relu(x) in place, then dropout; the pre-activation x must be kept by the caller. */
-void relu_dropout_forward(float *h, const float *x, long n, float p, uint64_t key);
-/* In place: dh *= relu'(x) * keep / (1 - p), turning d(hidden) into d(pre-activation x). */
-void relu_dropout_backward(float *dh, const float *x, long n, float p, uint64_t key);
+/* h = dropout(relu(x)); the pre-activation x must be kept by the caller. */
+void relu_dropout_forward(float *h, const float *x, long n, Dropout d);
+/* In place: dh *= relu'(x) * mask, turning d(hidden) into d(pre-activation x). */
+void relu_dropout_backward(float *dh, const float *x, long n, Dropout d);
 
 /* x(B,T,D) = emb[tok] * scale + pe[pos_offset + t] */
 void embedding_forward(float *x, const int32_t *tok, const float *emb, const float *pe, int B,

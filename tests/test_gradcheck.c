@@ -290,8 +290,30 @@ static void check_model(const char *label, const char *mode, const char *bias, c
     model_free(&t.m);
 }
 
+/* The masks drop a fraction p and keep the expectation: mean(dropout(1)) = 1. */
+static void check_dropout_rate(void) {
+    const long n = 1 << 20;
+    float *x = malloc(sizeof(float) * n);
+    for (int site = 0; site < 3; site++) {
+        float p = 0.1f + 0.2f * site;
+        Ctx c = {NULL, 9, (uint64_t)site, true};
+        for (long i = 0; i < n; i++) x[i] = 1.0f;
+        dropout_apply(x, n, dropout_make(&c, p, site));
+        long zeros = 0;
+        double sum = 0;
+        for (long i = 0; i < n; i++) zeros += x[i] == 0.0f, sum += x[i];
+        EXPECT(fabs((double)zeros / n - p) < 0.003, "dropout %g drops %g", p, (double)zeros / n);
+        EXPECT(fabs(sum / n - 1.0) < 0.005, "dropout %g: mean %g", p, sum / n);
+        Ctx eval = c;
+        eval.train = false;
+        EXPECT(dropout_make(&eval, p, site).key == 0, "dropout is off outside training");
+    }
+    free(x);
+}
+
 int main(void) {
     gemm = gemm_select("auto");
+    check_dropout_rate();
     check_layernorm();
     check_embedding();
     check_loss();
