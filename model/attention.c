@@ -149,7 +149,7 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
     work_layout(&w, work, a, B, Tq, Tk, nthreads);
     a->impl->scores_forward(c, d, &a->p, p, q, k, cs, B, Tq, Tk, kvs, w.impl);
     Dropout drop = dropout_make(c, d->dropout, a->site);
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             float *pb = p + ((size_t)b * H + h) * Tq * Tk;  // (Tq, Tk)
@@ -194,7 +194,7 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
     // out = o W_o^T + b_o: d_o = dout W_o now; dW_o once the loop has recomputed o
     c->gemm->sgemm(false, false, B * Tq, D, D, 1.0f, dout, D, p->w_o, D, 0.0f, w.d_o, D);
     Dropout drop = dropout_make(c, d->dropout, a->site);
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             const float *pb = s->p + ((size_t)b * H + h) * Tq * Tk;  // (Tq, Tk)

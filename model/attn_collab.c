@@ -80,7 +80,7 @@ static void collab_scores_forward(const Ctx *c, const AttnDims *d, const AttnPar
                                   const float *q, const float *k, const float *cs, int B, int Tq,
                                   int Tk, int kvs, float *work) {
     const int H = d->H, W = d->W;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)B * H * Tq * Tk * W >= OMP_MIN_WORK)
     for (int b = 0; b < B; b++) {
         float *qm = work + (size_t)omp_get_thread_num() * 2 * H * Tq * W;  // (H*Tq, W)
         mix_queries(qm, q + (size_t)b * Tq * W, p->mix, H, Tq, W);
@@ -103,7 +103,7 @@ static void collab_scores_backward(const Ctx *c, const AttnDims *d, const AttnPa
                                    int Tq, int Tk, int kvs, float *work) {
     const int H = d->H, W = d->W;
     float *dmix_b = work + (size_t)omp_get_max_threads() * 2 * H * Tq * W;  // (B, H, W)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)B * H * Tq * Tk * W >= OMP_MIN_WORK)
     for (int b = 0; b < B; b++) {
         float *qm = work + (size_t)omp_get_thread_num() * 2 * H * Tq * W;  // (H*Tq, W)
         float *gq = qm + (size_t)H * Tq * W;                                // (H*Tq, W)
@@ -135,7 +135,7 @@ static void collab_scores_backward(const Ctx *c, const AttnDims *d, const AttnPa
                     for (int kk = 0; kk < Tk; kk++) db[(size_t)kk * H] += d->scale * row[kk];
                 }
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)B * H * W >= OMP_MIN_WORK)
     for (int e = 0; e < H * W; e++) {
         float s = 0.0f;
         for (int b = 0; b < B; b++) s += dmix_b[(size_t)b * H * W + e];

@@ -39,7 +39,7 @@ static void concat_scores_forward(const Ctx *c, const AttnDims *d, const AttnPar
                                   int Tk, int kvs, float *work) {
     (void)p, (void)cs, (void)work;
     const int H = d->H, W = d->W, dk = W / H;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((long)B * Tq * Tk * W >= OMP_MIN_WORK)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)  // S_bh (Tq, Tk) = scale * q_bh (Tq, dk) k_bh^T
             c->gemm->sgemm_serial(false, true, Tq, Tk, dk, d->scale,
@@ -54,7 +54,7 @@ static void concat_scores_backward(const Ctx *c, const AttnDims *d, const AttnPa
                                    int Tq, int Tk, int kvs, float *work) {
     (void)p, (void)g, (void)dcs, (void)work;
     const int H = d->H, W = d->W, dkh = W / H;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((long)B * Tq * Tk * W >= OMP_MIN_WORK)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             const float *ds = dS + ((size_t)b * H + h) * Tq * Tk;  // (Tq, Tk)

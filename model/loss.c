@@ -59,7 +59,7 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
         int n = N - r0 < C ? N - r0 : C;
         const float *hc = h + (size_t)r0 * D;
         c->gemm->sgemm(false, true, n, V, D, 1.0f, hc, D, emb, D, 0.0f, z, V);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)n * V >= OMP_MIN_WORK)
         for (int i = 0; i < n; i++) {
             float *zi = z + (size_t)i * V;
             int y = tgt[r0 + i];
@@ -99,7 +99,7 @@ void loss_target_logprobs(const Ctx *c, double *logp, const float *h, const int3
     for (int r0 = 0; r0 < N; r0 += C) {
         int n = N - r0 < C ? N - r0 : C;
         c->gemm->sgemm(false, true, n, V, D, 1.0f, h + (size_t)r0 * D, D, emb, D, 0.0f, work, V);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)n * V >= OMP_MIN_WORK)
         for (int i = 0; i < n; i++) {
             const float *zi = work + (size_t)i * V;
             int y = tgt[r0 + i];

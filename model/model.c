@@ -307,21 +307,32 @@ static void branch_backward(Model *m, const Ctx *c, Sublayer *s, float *dfin, co
                              cross ? b->S : Tq, m->w.big));
 }
 
+const float *sublayer_in(const Model *m, const Sublayer *s, SubState st, const float *x,
+                         float *fin, int N) {
+    if (!m->pre_norm) return x;
+    layernorm_forward(fin, st.mean, st.rstd, x, s->ln.g, s->ln.b, N, m->D);
+    return fin;
+}
+
+const float *sublayer_out(const Model *m, const Sublayer *s, SubState st, const float *x,
+                          const float *f, float *out, int N, Dropout mask) {
+    residual_forward(st.saved, x, f, (long)N * m->D, mask);
+    if (m->pre_norm) return st.saved;
+    layernorm_forward(out, st.mean, st.rstd, st.saved, s->ln.g, s->ln.b, N, m->D);
+    return out;
+}
+
 /* Returns the sublayer output: in `out` (post-LN) or in s->saved (pre-LN). */
 static const float *sublayer_forward(Model *m, const Ctx *c, Sublayer *s, const float *x,
                                      float *out, const ModelBatch *b, bool dec) {
-    const int N = sub_rows(s, b, dec), D = m->D;
-    Dropout mask = dropout_make(c, m->dropout, s->site + 1);
-    const float *fin = x;
-    if (m->pre_norm) {
-        TIMED(m, PHASE_NORM, layernorm_forward(m->w.fin, s->mean, s->rstd, x, s->ln.g, s->ln.b, N, D));
-        fin = m->w.fin;
-    }
+    const int N = sub_rows(s, b, dec);
+    SubState st = {s->saved, s->mean, s->rstd};
+    const float *fin, *y;
+    TIMED(m, PHASE_NORM, fin = sublayer_in(m, s, st, x, m->w.fin, N));
     branch_forward(m, c, s, m->w.f, fin, b, dec);
-    TIMED(m, PHASE_NORM, residual_forward(s->saved, x, m->w.f, (long)N * D, mask));
-    if (m->pre_norm) return s->saved;
-    TIMED(m, PHASE_NORM, layernorm_forward(out, s->mean, s->rstd, s->saved, s->ln.g, s->ln.b, N, D));
-    return out;
+    TIMED(m, PHASE_NORM,
+          y = sublayer_out(m, s, st, x, m->w.f, out, N, dropout_make(c, m->dropout, s->site + 1)));
+    return y;
 }
 
 /* The input of sublayer k of a stack, recomputed in `buf` when it was not kept (post-LN). */
@@ -435,6 +446,14 @@ void model_forward(Model *m, const Ctx *c, const ModelBatch *b) {
     embed(m, c, m->dec_x0, b->tgt_in, b->B, b->T, SITE_TGT_EMB);
     stack_forward(m, c, m->dec_sub, 3 * m->n_dec, m->dec_x0, &m->dec_final, m->dec_fin_stats,
                   m->dec_out, b, true);
+}
+
+void model_encode(Model *m, const Ctx *c, const int32_t *src, const int *src_len, int B, int S) {
+    ModelBatch b = {B, S, 1, src, NULL, NULL, src_len, NULL};
+    bind_batch(m, &b);
+    embed(m, c, m->enc_x0, src, B, S, SITE_SRC_EMB);
+    stack_forward(m, c, m->enc_sub, 2 * m->n_enc, m->enc_x0, &m->enc_final, m->enc_fin_stats,
+                  m->enc_out, &b, false);
 }
 
 void model_loss(Model *m, const Ctx *c, const ModelBatch *b, LossStats *st, bool backward,

@@ -103,6 +103,17 @@ typedef struct Model {
     double seconds[PHASE_COUNT];  // wall time per phase, for benchmarks
 } Model;
 
+/* The two halves of a sublayer around its branch f, shared by training and incremental decoding.
+ * `st` says where this application keeps its residual tensor and LayerNorm statistics.
+ *   sublayer_in:  the branch input: x (post-LN) or LN(x) written to fin (pre-LN)
+ *   sublayer_out: st.saved = x + dropout(f); the output LN(st.saved) written to out (post-LN)
+ *                 or st.saved itself (pre-LN) */
+typedef struct SubState { float *saved, *mean, *rstd; } SubState;  // (N, D), (N), (N)
+const float *sublayer_in(const Model *m, const Sublayer *s, SubState st, const float *x,
+                         float *fin, int N);
+const float *sublayer_out(const Model *m, const Sublayer *s, SubState st, const float *x,
+                          const float *f, float *out, int N, Dropout mask);
+
 /* Declares every parameter of the model for cfg with vocabulary V into pt (no allocation). */
 void model_declare(ParamTable *pt, const ModelConfig *cfg, int V);
 /* Declares and allocates the parameters for cfg (vocab overrides cfg->vocab_size when > 0),
@@ -120,6 +131,8 @@ size_t model_planned_bytes(const Model *m);
 /* Forward through encoder and decoder (activations saved); then the loss (sums into st), with
  * backward when `backward`: gradients accumulate (+=) into m->params.grad. */
 void model_forward(Model *m, const Ctx *c, const ModelBatch *b);
+/* The encoder alone: m->enc_out (B, S, D) for the source batch (decoding). */
+void model_encode(Model *m, const Ctx *c, const int32_t *src, const int *src_len, int B, int S);
 void model_loss(Model *m, const Ctx *c, const ModelBatch *b, LossStats *st, bool backward,
                 float label_smoothing);
 void model_backward(Model *m, const Ctx *c, const ModelBatch *b);

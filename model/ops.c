@@ -21,7 +21,7 @@ void linear_forward(const Ctx *c, float *y, const float *x, const float *w, cons
                     int in, int out) {
     c->gemm->sgemm(false, true, N, out, in, 1.0f, x, in, w, in, 0.0f, y, out);
     if (b) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * out >= OMP_MIN_WORK)
         for (int i = 0; i < N; i++) {
             float *yi = y + (long)i * out;
             for (int j = 0; j < out; j++) yi[j] += b[j];
@@ -38,7 +38,7 @@ void linear_backward(const Ctx *c, float *dx, float *dw, float *db, const float 
 
 void colsum_add(float *db, const float *x, int N, int D) {
     // Threads own column ranges and walk the rows in order: deterministic and race-free.
-#pragma omp parallel
+#pragma omp parallel if ((long)N * D >= OMP_MIN_WORK)
     {
         int nt = omp_get_num_threads(), t = omp_get_thread_num();
         int j0 = (int)((long)D * t / nt), j1 = (int)((long)D * (t + 1) / nt);
@@ -51,7 +51,7 @@ void colsum_add(float *db, const float *x, int N, int D) {
 
 void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
                        const float *b, int N, int D) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
     for (int i = 0; i < N; i++) {
         const float *xi = x + (long)i * D;
         double s = 0.0;
@@ -67,7 +67,7 @@ void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const
 
 void layernorm_apply(float *y, const float *x, const float *mean, const float *rstd,
                      const float *g, const float *b, int N, int D) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
     for (int i = 0; i < N; i++) {
         const float *xi = x + (long)i * D;
         float *yi = y + (long)i * D;
@@ -78,7 +78,7 @@ void layernorm_apply(float *y, const float *x, const float *mean, const float *r
 void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x,
                         const float *mean, const float *rstd, const float *g, int N, int D) {
     // dx = rstd * (dy*g - mean(dy*g) - xhat * mean(dy*g*xhat))
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
     for (int i = 0; i < N; i++) {
         const float *dyi = dy + (long)i * D, *xi = x + (long)i * D;
         float *dxi = dx + (long)i * D;
@@ -95,7 +95,7 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
             dxi[j] += r * (dyi[j] * g[j] - a - xhat * bb);
         }
     }
-#pragma omp parallel
+#pragma omp parallel if ((long)N * D >= OMP_MIN_WORK)
     {
         int nt = omp_get_num_threads(), t = omp_get_thread_num();
         int j0 = (int)((long)D * t / nt), j1 = (int)((long)D * (t + 1) / nt);
@@ -111,22 +111,22 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
 
 void dropout_apply(float *x, long n, Dropout d) {
     if (!d.key) return;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long i = 0; i < n; i++) x[i] *= dropout_factor(&d, (uint64_t)i);
 }
 
 void dropout_backward(float *dx, const float *dy, long n, Dropout d) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long i = 0; i < n; i++) dx[i] += d.key ? dy[i] * dropout_factor(&d, (uint64_t)i) : dy[i];
 }
 
 void residual_forward(float *out, const float *x, const float *f, long n, Dropout d) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long i = 0; i < n; i++) out[i] = x[i] + (d.key ? f[i] * dropout_factor(&d, (uint64_t)i) : f[i]);
 }
 
 void relu_dropout_forward(float *h, const float *x, long n, Dropout d) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long i = 0; i < n; i++) {
         float r = x[i] > 0.0f ? x[i] : 0.0f;
         h[i] = d.key ? r * dropout_factor(&d, (uint64_t)i) : r;
@@ -134,7 +134,7 @@ void relu_dropout_forward(float *h, const float *x, long n, Dropout d) {
 }
 
 void relu_dropout_backward(float *dh, const float *x, long n, Dropout d) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long i = 0; i < n; i++)
         dh[i] = x[i] > 0.0f ? (d.key ? dh[i] * dropout_factor(&d, (uint64_t)i) : dh[i]) : 0.0f;
 }
@@ -149,7 +149,7 @@ void position_table_fill(float *pe, int P, int D) {
 
 void embedding_forward(float *x, const int32_t *tok, const float *emb, const float *pe, int B,
                        int T, int D, float scale, int pos_offset) {
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((long)B * T * D >= OMP_MIN_WORK)
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             const float *e = emb + (long)tok[b * T + t] * D;
@@ -162,7 +162,7 @@ void embedding_forward(float *x, const int32_t *tok, const float *emb, const flo
 void embedding_backward(float *demb, const float *dx, const int32_t *tok, int N, int D,
                         float scale) {
     // Threads own column ranges of the table, so rows shared by many tokens never race.
-#pragma omp parallel
+#pragma omp parallel if ((long)N * D >= OMP_MIN_WORK)
     {
         int nt = omp_get_num_threads(), t = omp_get_thread_num();
         int j0 = (int)((long)D * t / nt), j1 = (int)((long)D * (t + 1) / nt);

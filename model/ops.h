@@ -14,6 +14,9 @@
 #include "gemm.h"
 #include "rng.h"
 
+/* Loops over fewer elements than this run on one thread: a parallel region costs more. */
+enum { OMP_MIN_WORK = 1 << 15 };
+
 typedef struct Ctx {
     const GemmImpl *gemm;
     uint64_t seed;  // run seed: dropout masks

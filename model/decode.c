@@ -1,0 +1,179 @@
+/* decode.c: the incremental decoder of decode.h. */
+#include "decode.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+void decode_init(DecodeState *st, Model *m, int max_sents, int beam, int max_src, int max_steps) {
+    memset(st, 0, sizeof *st);
+    st->m = m, st->max_sents = max_sents, st->beam = beam;
+    st->max_src = max_src, st->max_steps = max_steps, st->max_rows = max_sents * beam;
+    CHECK(max_steps <= m->max_len, "decoding %d steps needs the model planned for that length "
+          "(planned %d)", max_steps, m->max_len);
+    const int R = st->max_rows, D = m->D, W = m->ad.W, H = m->H, n = m->n_dec;
+    const int Tk = max_steps > max_src ? max_steps : max_src;
+    st->layers = xcalloc(n, sizeof(DecodeLayerCache));
+    for (int pass = 0; pass < 2; pass++) {  // measure, then allocate
+        Arena *a = &st->arena;
+        if (pass == 0) arena_init_measure(a);
+        else arena_init(a, a->peak);
+        st->src_len = arena_alloc(a, sizeof(int) * max_sents);
+        st->row_map = arena_alloc(a, sizeof(int) * R);
+        for (int l = 0; l < n; l++) {
+            DecodeLayerCache *L = &st->layers[l];
+            L->self_k = arena_floats(a, (size_t)R * max_steps * W);
+            L->self_v = arena_floats(a, (size_t)R * max_steps * D);
+            L->self_cs = arena_floats(a, (size_t)R * max_steps * H);
+            L->cross_k = arena_floats(a, (size_t)max_sents * max_src * W);
+            L->cross_v = arena_floats(a, (size_t)max_sents * max_src * D);
+            L->cross_cs = arena_floats(a, (size_t)max_sents * max_src * H);
+        }
+        float **rd[] = {&st->x, &st->fin, &st->f, &st->saved, &st->out, &st->o, &st->v};
+        for (size_t i = 0; i < sizeof rd / sizeof *rd; i++) *rd[i] = arena_floats(a, (size_t)R * D);
+        st->q = arena_floats(a, (size_t)R * W);
+        st->k = arena_floats(a, (size_t)R * W);
+        st->cs = arena_floats(a, (size_t)R * H);
+        st->mean = arena_floats(a, R);
+        st->rstd = arena_floats(a, R);
+        st->p = arena_floats(a, (size_t)R * H * Tk);
+        st->ffn_pre = arena_floats(a, (size_t)R * m->F);
+        st->ffn_h = arena_floats(a, (size_t)R * m->F);
+        const Attention *att = n ? &m->dec[0].self_attn : NULL;
+        size_t w_self = att ? attention_work_floats(att, R, 1, max_steps, omp_get_max_threads()) : 0;
+        size_t w_cross = att ? attention_work_floats(att, max_sents, beam, max_src, omp_get_max_threads()) : 0;
+        st->attn_work = arena_floats(a, w_self > w_cross ? w_self : w_cross);
+        st->tmp = arena_floats(a, (size_t)R * max_steps * (W + D + H));
+    }
+}
+
+void decode_free(DecodeState *st) {
+    arena_free(&st->arena);
+    free(st->layers);
+    memset(st, 0, sizeof *st);
+}
+
+void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *src_len,
+                  int sents, int S) {
+    Model *m = st->m;
+    CHECK(sents <= st->max_sents && S <= st->max_src, "decode batch %dx%d exceeds %dx%d", sents,
+          S, st->max_sents, st->max_src);
+    st->sents = sents, st->S = S;
+    memcpy(st->src_len, src_len, sizeof(int) * sents);
+    model_encode(m, c, src, src_len, sents, S);
+    for (int l = 0; l < m->n_dec; l++) {
+        DecodeLayerCache *L = &st->layers[l];
+        attention_project_kv(c, &m->dec[l].cross_attn, L->cross_k, L->cross_v, L->cross_cs,
+                             m->enc_out, sents * S);
+    }
+}
+
+/* Copies n rows of `width` floats from src (row stride src_ld) to dst (row stride dst_ld). */
+static void copy_rows(float *dst, long dst_ld, const float *src, long src_ld, int n, int width) {
+    for (int r = 0; r < n; r++)
+        memcpy(dst + r * dst_ld, src + r * src_ld, sizeof(float) * width);
+}
+
+void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, float *logits) {
+    Model *m = st->m;
+    const int R = st->sents * st->beam, D = m->D, W = m->ad.W, H = m->H, T = st->max_steps;
+    CHECK(t < T, "decode step %d beyond the planned %d", t, T);
+    embedding_forward(st->x, tokens, m->emb, m->pe, R, 1, D, sqrtf((float)D), t);
+    const float *x = st->x;
+    SubState ss = {st->saved, st->mean, st->rstd};
+    Dropout off = {0, 0, 1.0f};
+    for (int l = 0; l < m->n_dec; l++) {
+        DecodeLayerCache *L = &st->layers[l];
+        const Sublayer *sub = &m->dec_sub[3 * l];
+        const Attention *self = &m->dec[l].self_attn, *cross = &m->dec[l].cross_attn;
+        // causal self-attention: append this position's key/value, attend over 0..t
+        const float *fin = sublayer_in(m, &sub[0], ss, x, st->fin, R);
+        attention_project_q(c, self, st->q, fin, R);
+        attention_project_kv(c, self, st->k, st->v, st->cs, fin, R);
+        copy_rows(L->self_k + (size_t)t * W, (long)T * W, st->k, W, R, W);
+        copy_rows(L->self_v + (size_t)t * D, (long)T * D, st->v, D, R, D);
+        copy_rows(L->self_cs + (size_t)t * H, (long)T * H, st->cs, H, R, H);
+        AttnMask all = {NULL, false, 0};
+        attention_core(c, self, st->o, st->p, st->q, L->self_k, L->self_v, L->self_cs, all, R, 1,
+                       t + 1, T, st->attn_work);
+        linear_forward(c, st->f, st->o, self->p.w_o, self->p.b_o, R, D, D);
+        x = sublayer_out(m, &sub[0], ss, x, st->f, st->out, R, off);
+        memcpy(st->x, x, sizeof(float) * R * D);
+        x = st->x;
+        // cross-attention: the beam rows of a sentence are its queries
+        fin = sublayer_in(m, &sub[1], ss, x, st->fin, R);
+        attention_project_q(c, cross, st->q, fin, R);
+        AttnMask src = {st->src_len, false, 0};
+        attention_core(c, cross, st->o, st->p, st->q, L->cross_k, L->cross_v, L->cross_cs, src,
+                       st->sents, st->beam, st->S, st->S, st->attn_work);
+        linear_forward(c, st->f, st->o, cross->p.w_o, cross->p.b_o, R, D, D);
+        x = sublayer_out(m, &sub[1], ss, x, st->f, st->out, R, off);
+        memcpy(st->x, x, sizeof(float) * R * D);
+        x = st->x;
+        // FFN
+        fin = sublayer_in(m, &sub[2], ss, x, st->fin, R);
+        ffn_forward(c, sub[2].ffn, st->ffn_pre, st->ffn_h, st->f, fin, R, D, m->F, 0.0f, 0);
+        x = sublayer_out(m, &sub[2], ss, x, st->f, st->out, R, off);
+        memcpy(st->x, x, sizeof(float) * R * D);
+        x = st->x;
+    }
+    if (m->pre_norm) {
+        layernorm_forward(st->out, st->mean, st->rstd, x, m->dec_final.g, m->dec_final.b, R, D);
+        x = st->out;
+    }
+    c->gemm->sgemm(false, true, R, m->V, D, 1.0f, x, D, m->emb, D, 0.0f, logits, m->V);
+}
+
+/* Gathers rows of a (rows, T, width) cache, positions 0..t, by src_row[r]. */
+static void gather_rows(float *cache, float *tmp, const int *src_row, int R, int T, int width,
+                        int t) {
+    size_t row = (size_t)T * width, used = (size_t)(t + 1) * width;
+#pragma omp parallel for schedule(static) if ((long)R * used >= OMP_MIN_WORK)
+    for (int r = 0; r < R; r++) memcpy(tmp + r * used, cache + src_row[r] * row, sizeof(float) * used);
+#pragma omp parallel for schedule(static) if ((long)R * used >= OMP_MIN_WORK)
+    for (int r = 0; r < R; r++) memcpy(cache + r * row, tmp + r * used, sizeof(float) * used);
+}
+
+void decode_reorder(DecodeState *st, const int *parent, int t) {
+    const Model *m = st->m;
+    const int R = st->sents * st->beam, T = st->max_steps;
+    bool identity = true;
+    for (int r = 0; r < R; r++) identity &= parent[r] == r;
+    if (identity) return;
+    for (int l = 0; l < m->n_dec; l++) {
+        DecodeLayerCache *L = &st->layers[l];
+        gather_rows(L->self_k, st->tmp, parent, R, T, m->ad.W, t);
+        gather_rows(L->self_v, st->tmp, parent, R, T, m->D, t);
+        gather_rows(L->self_cs, st->tmp, parent, R, T, m->H, t);
+    }
+}
+
+void decode_keep_sentences(DecodeState *st, const bool *keep, int t) {
+    const Model *m = st->m;
+    const int k = st->beam, T = st->max_steps, S = st->S, W = m->ad.W, D = m->D, H = m->H;
+    int n = 0, *rows = st->row_map;
+    for (int s = 0; s < st->sents; s++) {
+        if (!keep[s]) continue;
+        for (int j = 0; j < k; j++) rows[n * k + j] = s * k + j;
+        if (n != s) {
+            st->src_len[n] = st->src_len[s];
+            for (int l = 0; l < m->n_dec; l++) {
+                DecodeLayerCache *L = &st->layers[l];
+                memmove(L->cross_k + (size_t)n * S * W, L->cross_k + (size_t)s * S * W, sizeof(float) * S * W);
+                memmove(L->cross_v + (size_t)n * S * D, L->cross_v + (size_t)s * S * D, sizeof(float) * S * D);
+                memmove(L->cross_cs + (size_t)n * S * H, L->cross_cs + (size_t)s * S * H, sizeof(float) * S * H);
+            }
+        }
+        n++;
+    }
+    for (int l = 0; l < m->n_dec; l++) {
+        DecodeLayerCache *L = &st->layers[l];
+        gather_rows(L->self_k, st->tmp, rows, n * k, T, W, t);
+        gather_rows(L->self_v, st->tmp, rows, n * k, T, D, t);
+        gather_rows(L->self_cs, st->tmp, rows, n * k, T, H, t);
+    }
+    st->sents = n;
+}

@@ -1,0 +1,50 @@
+/* decode.h: incremental decoding, one target position at a time for a batch of hypotheses.
+ * Rows are hypotheses: sentence s owns rows s*beam .. s*beam+beam-1. Per decoder layer the
+ * self-attention keys and values of every past position are cached per row; cross-attention
+ * keys and values are projected once per sentence from the encoder output (for collab attention
+ * that is the shared K~ of width D~k, never per head: the mixing is on the query side). The beam
+ * rows of one sentence are the Tq = beam queries of one cross-attention call.
+ * All buffers are allocated once by decode_init for the largest batch. */
+#ifndef NMT_DECODE_H
+#define NMT_DECODE_H
+
+#include "model.h"
+
+typedef struct DecodeLayerCache {
+    float *self_k, *self_v, *self_cs;     // (rows, max_steps, W), (.., D), (.., H)
+    float *cross_k, *cross_v, *cross_cs;  // (sentences, S, W), (.., D), (.., H)
+} DecodeLayerCache;
+
+typedef struct DecodeState {
+    Model *m;
+    int max_sents, beam, max_src, max_steps, max_rows;
+    int sents, S;               // current batch: sentences, padded source length
+    int *src_len;               // (max_sents)
+    DecodeLayerCache *layers;   // (n_dec)
+    Arena arena;
+    float *x, *fin, *f, *saved, *out;  // (rows, D) per-step workspace
+    float *mean, *rstd;                // (rows)
+    float *q, *k, *v, *cs, *o;         // (rows, W), (rows, W), (rows, D), (rows, H), (rows, D)
+    float *p;                          // (rows, H, max(max_steps, max_src)) probabilities
+    float *ffn_pre, *ffn_h;            // (rows, F)
+    float *attn_work;                  // attention_core workspace
+    float *tmp;                        // (rows, max_steps, W + D + H) reordering buffer
+    int *row_map;                      // (rows) source row of each row when compacting
+} DecodeState;
+
+/* Capacity: up to max_sents sentences of at most max_src tokens, beam rows each, and up to
+ * max_steps target positions. The model must be planned for max_sents * max_src tokens. */
+void decode_init(DecodeState *st, Model *m, int max_sents, int beam, int max_src, int max_steps);
+void decode_free(DecodeState *st);
+/* Encodes the batch src (sents, S) and projects every layer's cross-attention keys/values. */
+void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *src_len,
+                  int sents, int S);
+/* Feeds tokens (sents*beam) at position t (all rows at the same position) and writes the
+ * next-token logits (sents*beam, V). */
+void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, float *logits);
+/* After a beam step: row r continues the history of row parent[r] (same sentence). */
+void decode_reorder(DecodeState *st, const int *parent, int t);
+/* Keeps only the sentences whose keep flag is set, in order (rows follow). */
+void decode_keep_sentences(DecodeState *st, const bool *keep, int t);
+
+#endif

@@ -1,0 +1,149 @@
+/* search.c: greedy and beam search (search.h). */
+#include "search.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+int search_max_len(const SearchOptions *o, int src_len, int max_steps) {
+    if (o->fixed_len > 0) return o->fixed_len < max_steps ? o->fixed_len : max_steps;
+    int n = (int)(o->max_len_a * src_len) + o->max_len_b;
+    return n < 1 ? 1 : n > max_steps ? max_steps : n;
+}
+
+static double length_penalty(const SearchOptions *o, int len) {
+    if (o->lenpen == 0.0f) return 1.0;
+    return o->gnmt ? pow((5.0 + len) / 6.0, o->lenpen) : pow((double)len, o->lenpen);
+}
+
+typedef struct Candidate {
+    double score;
+    int row;  // parent row within the sentence (0..beam-1)
+    int32_t token;
+} Candidate;
+
+/* Per-sentence search state. */
+typedef struct SentState {
+    int index;        // position in the caller's batch
+    int max_len;
+    int alive;        // live hypotheses, in rows 0..alive-1 of the sentence
+    int finished;     // finished hypotheses so far
+    bool done;
+    double score[256];           // (beam) live scores
+    double best;                 // best finished normalized score
+    int best_len;
+} SentState;
+
+/* Inserts c into the top-n list (sorted by score, descending). */
+static void topn_insert(Candidate *top, int *count, int n, Candidate c) {
+    if (*count == n && c.score <= top[n - 1].score) return;
+    int i = *count < n ? (*count)++ : n - 1;
+    while (i > 0 && top[i - 1].score < c.score) top[i] = top[i - 1], i--;
+    top[i] = c;
+}
+
+void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const int32_t *src,
+                  const int *src_len, int sents, int S, SearchResult *res) {
+    const Model *m = st->m;
+    const int k = o->beam, V = m->V, T = st->max_steps;
+    CHECK(k == st->beam && k <= 256, "search beam %d does not match the decoder state (%d)", k,
+          st->beam);
+    CHECK(sents <= st->max_sents, "search batch of %d sentences exceeds %d", sents, st->max_sents);
+    const int R = sents * k;
+    SentState *ss = xcalloc(sents, sizeof(SentState));
+    int32_t *tokens = xmalloc(sizeof(int32_t) * R), *hist = xmalloc(sizeof(int32_t) * R * T),
+            *hist_next = xmalloc(sizeof(int32_t) * R * T);
+    int *parent = xmalloc(sizeof(int) * R);
+    float *logits = xmalloc(sizeof(float) * (size_t)R * V);
+    bool *keep = xmalloc(sizeof(bool) * sents);
+    for (int s = 0; s < sents; s++) {
+        ss[s].index = s, ss[s].alive = 1, ss[s].best = -DBL_MAX, ss[s].best_len = -1;
+        ss[s].max_len = search_max_len(o, src_len[s], T);
+        res->len[s] = 0, res->score[s] = 0.0f;
+    }
+    for (int r = 0; r < R; r++) tokens[r] = TOKEN_BOS;
+    decode_begin(st, c, src, src_len, sents, S);
+    int active = sents;  // sentences still in the decoder state, in order
+    for (int t = 0; t < T && active > 0; t++) {
+        decode_step(st, c, tokens, t, logits);
+#pragma omp parallel for schedule(dynamic) if ((long)active * k * V >= OMP_MIN_WORK)
+        for (int a = 0; a < active; a++) {
+            SentState *q = &ss[a];
+            bool last = t + 1 >= q->max_len;
+            int want = k - q->finished, n = 0;
+            Candidate top[256];
+            for (int j = 0; j < q->alive; j++) {
+                float *z = logits + (size_t)(a * k + j) * V;
+                if (o->fixed_len > 0) z[TOKEN_EOS] = -INFINITY;
+                float mx = -INFINITY;
+                for (int v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+                double sum = 0.0;
+                for (int v = 0; v < V; v++) sum += expf(z[v] - mx);
+                double lse = mx + log(sum);
+                if (last && o->fixed_len <= 0) {  // the last position: EOS is forced
+                    topn_insert(top, &n, want, (Candidate){q->score[j] + z[TOKEN_EOS] - lse, j, TOKEN_EOS});
+                    continue;
+                }
+                for (int v = 0; v < V; v++)
+                    if (v != TOKEN_PAD && v != TOKEN_BOS &&
+                        (n < want || q->score[j] + z[v] - lse > top[n - 1].score))
+                        topn_insert(top, &n, want, (Candidate){q->score[j] + z[v] - lse, j, v});
+            }
+            int alive = 0;
+            int32_t *h_next = hist_next + (size_t)a * k * T;
+            for (int i = 0; i < n; i++) {
+                const int32_t *h = hist + (size_t)(a * k + top[i].row) * T;
+                bool eos = top[i].token == TOKEN_EOS || (last && o->fixed_len > 0);
+                if (eos) {
+                    int len = top[i].token == TOKEN_EOS ? t : t + 1;  // tokens before EOS
+                    double norm = top[i].score / length_penalty(o, t + 1);
+                    if (norm > q->best) {
+                        q->best = norm, q->best_len = len;
+                        int32_t *out = res->tokens + (size_t)q->index * T;
+                        memcpy(out, h, sizeof(int32_t) * t);
+                        if (len > t) out[t] = top[i].token;
+                        res->len[q->index] = len, res->score[q->index] = (float)norm;
+                    }
+                    q->finished++;
+                } else {
+                    memcpy(h_next + (size_t)alive * T, h, sizeof(int32_t) * t);
+                    h_next[(size_t)alive * T + t] = top[i].token;
+                    parent[a * k + alive] = a * k + top[i].row;
+                    q->score[alive] = top[i].score;
+                    tokens[a * k + alive] = top[i].token;
+                    alive++;
+                }
+            }
+            for (int j = alive; j < k; j++) parent[a * k + j] = a * k + j, tokens[a * k + j] = TOKEN_PAD;
+            q->alive = alive;
+            // stop when no live hypothesis can beat the best finished one
+            double bound = -DBL_MAX, lp_max = length_penalty(o, q->max_len);
+            for (int j = 0; j < alive; j++) bound = fmax(bound, q->score[j] / lp_max);
+            q->done = alive == 0 || q->finished >= k || (q->best_len >= 0 && bound <= q->best);
+        }
+        int32_t *swap = hist;
+        hist = hist_next, hist_next = swap;
+        decode_reorder(st, parent, t);
+        int n = 0;
+        for (int a = 0; a < active; a++) keep[a] = !ss[a].done;
+        for (int a = 0; a < active; a++) n += keep[a];
+        if (n < active) {  // drop finished sentences from the batch
+            decode_keep_sentences(st, keep, t);
+            int w = 0;
+            for (int a = 0; a < active; a++) {
+                if (!keep[a]) continue;
+                if (w != a) {
+                    ss[w] = ss[a];
+                    memcpy(hist + (size_t)w * k * T, hist + (size_t)a * k * T, sizeof(int32_t) * k * T);
+                    memcpy(tokens + w * k, tokens + a * k, sizeof(int32_t) * k);
+                }
+                w++;
+            }
+            active = n;
+        }
+    }
+    free(ss), free(tokens), free(hist), free(hist_next), free(parent), free(logits), free(keep);
+}

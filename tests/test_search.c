@@ -1,0 +1,276 @@
+/* test_search.c: decoding.
+ *  - incremental decoding (KV caches, cross keys projected once) equals recomputing the decoder
+ *    over the whole prefix, in both attention modes and both norm orders;
+ *  - beam 1 is exactly greedy search (argmax of the recomputed decoder at every step);
+ *  - batched decoding equals decoding one sentence at a time;
+ *  - with a beam wide enough to keep every prefix, beam search returns the exhaustive optimum
+ *    under both length penalties (the stopping rule never stops too early);
+ *  - a tiny model trained here on a copy task translates held-out sequences perfectly (beam 4). */
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "model.h"
+#include "optimizer.h"
+#include "rng.h"
+#include "search.h"
+#include "test_util.h"
+
+enum { MAXT = 12 };
+static const GemmImpl *gemm;
+
+static void build(Model *m, const char *mode, const char *norm, int V, int layers, float sharpen) {
+    ModelConfig cfg = {0};
+    cfg.d_model = 32, cfg.heads = 4, cfg.ffn = 64, cfg.enc_layers = layers, cfg.dec_layers = layers;
+    cfg.norm = norm, cfg.attention = mode, cfg.dk = 16, cfg.collab_bias = "content";
+    model_build(m, &cfg, V);
+    model_init_params(m, 11);
+    for (size_t i = 0; i < m->params.numel; i++) m->params.param[i] *= sharpen;
+    model_plan(m, 16 * MAXT, MAXT);
+}
+
+/* Logits (V) of the next token after prefix[0..t) for one source, by a full decoder pass. */
+static void full_logits(Model *m, const int32_t *src, int slen, const int32_t *prefix, int t,
+                        float *out) {
+    int32_t tin[MAXT], tout[MAXT] = {0};
+    tin[0] = TOKEN_BOS;
+    for (int i = 0; i < t; i++) tin[i + 1] = prefix[i];
+    int tl = t + 1;
+    ModelBatch b = {1, slen, tl, src, tin, tout, &slen, &tl};
+    Ctx c = {gemm, 0, 0, false};
+    model_forward(m, &c, &b);
+    float *all = malloc(sizeof(float) * tl * m->V);
+    model_logits(m, &c, all);
+    memcpy(out, all + (size_t)t * m->V, sizeof(float) * m->V);
+    free(all);
+}
+
+static void random_src(Rng *r, int32_t *src, int len, int V) {
+    for (int i = 0; i < len - 1; i++) src[i] = 4 + (int32_t)rng_below(r, V - 4);
+    src[len - 1] = TOKEN_EOS;
+}
+
+static void check_incremental(const char *mode, const char *norm) {
+    Model m;
+    build(&m, mode, norm, 40, 2, 1.0f);
+    DecodeState st;
+    decode_init(&st, &m, 3, 1, MAXT, MAXT);
+    Rng r = rng_init(2, 0);
+    int32_t src[3 * 7] = {0}, tgt[3][MAXT];
+    int slen[3] = {7, 4, 6};
+    for (int s = 0; s < 3; s++) {
+        random_src(&r, src + s * 7, slen[s], 40);
+        for (int t = 0; t < MAXT; t++) tgt[s][t] = 4 + (int32_t)rng_below(&r, 36);
+    }
+    Ctx c = {gemm, 0, 0, false};
+    float *logits = malloc(sizeof(float) * 3 * m.V), *want = malloc(sizeof(float) * m.V);
+    decode_begin(&st, &c, src, slen, 3, 7);
+    int32_t tok[3] = {TOKEN_BOS, TOKEN_BOS, TOKEN_BOS};
+    for (int t = 0; t < 8; t++) {
+        decode_step(&st, &c, tok, t, logits);
+        for (int s = 0; s < 3; s++) {
+            full_logits(&m, src + s * 7, slen[s], tgt[s], t, want);
+            char label[96];
+            snprintf(label, sizeof label, "%s %s-LN step %d sentence %d", mode, norm, t, s);
+            check_close(label, logits + (size_t)s * m.V, want, m.V, 1e-5, 1e-5);
+            tok[s] = tgt[s][t];
+        }
+        // the full pass reused the model's buffers: the decoder state must not depend on them
+    }
+    free(logits), free(want);
+    decode_free(&st);
+    model_free(&m);
+}
+
+static void check_greedy(const char *mode) {
+    Model m;
+    build(&m, mode, "post", 40, 2, 2.0f);
+    Rng r = rng_init(3, 0);
+    enum { N = 5, S = 6 };
+    int32_t src[N * S] = {0};
+    int slen[N];
+    for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
+    SearchOptions o = {1, 0.6f, true, 1.0f, 3, 0};
+    DecodeState st;
+    decode_init(&st, &m, N, 1, S, MAXT);
+    int32_t out[N * MAXT];
+    int len[N];
+    float score[N];
+    SearchResult res = {out, len, score};
+    Ctx c = {gemm, 0, 0, false};
+    search_batch(&st, &c, &o, src, slen, N, S, &res);
+    float *z = malloc(sizeof(float) * m.V);
+    for (int s = 0; s < N; s++) {
+        int32_t want[MAXT];
+        int n = 0, max_len = search_max_len(&o, slen[s], MAXT);
+        for (int t = 0; t < max_len; t++) {
+            full_logits(&m, src + s * S, slen[s], want, t, z);
+            int best = TOKEN_EOS;
+            for (int v = 0; v < m.V; v++)
+                if (v != TOKEN_PAD && v != TOKEN_BOS && z[v] > z[best]) best = v;
+            if (t + 1 == max_len) best = TOKEN_EOS;
+            if (best == TOKEN_EOS) break;
+            want[n++] = best;
+        }
+        EXPECT(len[s] == n && !memcmp(out + s * MAXT, want, sizeof(int32_t) * n),
+               "%s: beam 1 differs from greedy for sentence %d (lengths %d, %d)", mode, s, len[s], n);
+    }
+    free(z);
+    decode_free(&st);
+    model_free(&m);
+}
+
+static void check_batched(const char *mode) {
+    Model m;
+    build(&m, mode, "pre", 40, 2, 2.0f);
+    Rng r = rng_init(4, 0);
+    enum { N = 6, S = 7, K = 4 };
+    int32_t src[N * S] = {0};
+    int slen[N];
+    for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
+    SearchOptions o = {K, 0.6f, true, 1.5f, 2, 0};
+    DecodeState st;
+    decode_init(&st, &m, N, K, S, MAXT);
+    int32_t out[N * MAXT], one[MAXT];
+    int len[N], one_len;
+    float score[N], one_score;
+    SearchResult res = {out, len, score}, res1 = {one, &one_len, &one_score};
+    Ctx c = {gemm, 0, 0, false};
+    search_batch(&st, &c, &o, src, slen, N, S, &res);
+    for (int s = 0; s < N; s++) {
+        search_batch(&st, &c, &o, src + s * S, &slen[s], 1, slen[s], &res1);
+        EXPECT(one_len == len[s] && !memcmp(one, out + s * MAXT, sizeof(int32_t) * one_len) &&
+                   one_score == score[s],
+               "%s: sentence %d decoded alone differs from the batch", mode, s);
+    }
+    decode_free(&st);
+    model_free(&m);
+}
+
+/* Best normalized score over every output of at most max_len tokens (incl. EOS). */
+static double exhaustive(Model *m, const int32_t *src, int slen, int32_t *prefix, int t,
+                         double score, int max_len, const SearchOptions *o, int32_t *best,
+                         int *best_len, double *best_score) {
+    float z[8];
+    full_logits(m, src, slen, prefix, t, z);
+    double mx = -INFINITY, sum = 0;
+    for (int v = 0; v < m->V; v++) mx = fmax(mx, z[v]);
+    for (int v = 0; v < m->V; v++) sum += exp(z[v] - mx);
+    double lse = mx + log(sum);
+    for (int v = 0; v < m->V; v++) {
+        if (v == TOKEN_PAD || v == TOKEN_BOS) continue;
+        double s = score + z[v] - lse;
+        if (v == TOKEN_EOS || t + 1 == max_len) {
+            if (v != TOKEN_EOS) continue;
+            double lp = o->lenpen == 0 ? 1 : o->gnmt ? pow((5.0 + t + 1) / 6.0, o->lenpen)
+                                                     : pow(t + 1.0, o->lenpen);
+            if (s / lp > *best_score) {
+                *best_score = s / lp, *best_len = t;
+                memcpy(best, prefix, sizeof(int32_t) * t);
+            }
+        } else {
+            prefix[t] = v;
+            exhaustive(m, src, slen, prefix, t + 1, s, max_len, o, best, best_len, best_score);
+        }
+    }
+    return *best_score;
+}
+
+static void check_exhaustive(bool gnmt, float alpha) {
+    Model m;
+    build(&m, "concat", "post", 6, 1, 0.7f);  // words 1 (UNK), 4, 5 and EOS
+    enum { K = 32, S = 3 };
+    int32_t src[S] = {4, 5, TOKEN_EOS};
+    int slen = S;
+    SearchOptions o = {K, alpha, gnmt, 0.0f, 5, 0};
+    DecodeState st;
+    decode_init(&st, &m, 1, K, S, MAXT);
+    int32_t out[MAXT], prefix[MAXT], best[MAXT];
+    int len, best_len = -1;
+    float score;
+    double best_score = -DBL_MAX;
+    SearchResult res = {out, &len, &score};
+    Ctx c = {gemm, 0, 0, false};
+    search_batch(&st, &c, &o, src, &slen, 1, S, &res);
+    exhaustive(&m, src, slen, prefix, 0, 0.0, 5, &o, best, &best_len, &best_score);
+    EXPECT(len == best_len && !memcmp(out, best, sizeof(int32_t) * len) &&
+               fabs(score - best_score) < 1e-5,
+           "%s %g: beam search found length %d score %g, the optimum is length %d score %g",
+           gnmt ? "gnmt" : "fairseq", alpha, len, score, best_len, best_score);
+    decode_free(&st);
+    model_free(&m);
+}
+
+static void check_copy_task(void) {
+    enum { V = 14, B = 64, L = 8, STEPS = 400 };
+    ModelConfig cfg = {0};
+    cfg.d_model = 32, cfg.heads = 4, cfg.ffn = 64, cfg.enc_layers = 2, cfg.dec_layers = 2;
+    cfg.norm = "pre", cfg.attention = "collab", cfg.dk = 16, cfg.collab_bias = "content";
+    Model m;
+    model_build(&m, &cfg, V);
+    model_init_params(&m, 1);
+    model_plan(&m, B * (L + 3), L + 3);
+    static int32_t src[B * (L + 1)], tin[B * (L + 1)], tout[B * (L + 1)];
+    static int slen[B], tlen[B];
+    Rng r = rng_init(5, 0);
+    AdamHyper h = {0.9, 0.98, 1e-9, 0.0};
+    Ctx c = {gemm, 1, 0, true};
+    double loss = 0;
+    for (int step = 1; step <= STEPS; step++) {
+        memset(src, 0, sizeof src), memset(tin, 0, sizeof tin), memset(tout, 0, sizeof tout);
+        for (int b = 0; b < B; b++) {
+            int n = 2 + (int)rng_below(&r, L - 2);
+            for (int i = 0; i < n; i++) {
+                int32_t w = 4 + (int32_t)rng_below(&r, V - 4);
+                src[b * (L + 1) + i] = w, tin[b * (L + 1) + i + 1] = w, tout[b * (L + 1) + i] = w;
+            }
+            src[b * (L + 1) + n] = TOKEN_EOS, tin[b * (L + 1)] = TOKEN_BOS;
+            tout[b * (L + 1) + n] = TOKEN_EOS;
+            slen[b] = tlen[b] = n + 1;
+        }
+        ModelBatch batch = {B, L + 1, L + 1, src, tin, tout, slen, tlen};
+        params_zero_grad(&m.params);
+        LossStats st = {0};
+        c.step = (uint64_t)step;
+        model_step(&m, &c, &batch, &st, true, 0.0f);
+        grads_scale(&m.params, 1.0f / (float)st.ntok);
+        grads_clip(&m.params, 1.0);
+        adam_step(&m.params, &h, step < 100 ? 3e-3 * step / 100 : 3e-3, step);
+        loss = st.nll / st.ntok;
+    }
+    EXPECT(loss < 0.05, "copy task: training NLL still %g", loss);
+    enum { N = 40, K = 4 };
+    SearchOptions o = {K, 0.6f, true, 1.0f, 2, 0};
+    DecodeState st;
+    decode_init(&st, &m, N, K, L + 1, L + 3);
+    int32_t test[N * (L + 1)], out[N * (L + 3)];
+    int tl[N], len[N], right = 0;
+    float score[N];
+    memset(test, 0, sizeof test);
+    for (int s = 0; s < N; s++) {
+        tl[s] = 3 + (int)rng_below(&r, L - 2);
+        random_src(&r, test + s * (L + 1), tl[s], V);
+    }
+    SearchResult res = {out, len, score};
+    Ctx eval = {gemm, 0, 0, false};
+    search_batch(&st, &eval, &o, test, tl, N, L + 1, &res);
+    for (int s = 0; s < N; s++)
+        right += len[s] == tl[s] - 1 && !memcmp(out + s * (L + 3), test + s * (L + 1), sizeof(int32_t) * len[s]);
+    EXPECT(right == N, "copy task: %d of %d held-out sequences copied exactly", right, N);
+    decode_free(&st);
+    model_free(&m);
+}
+
+int main(void) {
+    gemm = gemm_lookup("blocked");
+    const char *modes[] = {"concat", "collab"}, *norms[] = {"post", "pre"};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) check_incremental(modes[i], norms[j]);
+    for (int i = 0; i < 2; i++) check_greedy(modes[i]), check_batched(modes[i]);
+    check_exhaustive(true, 0.6f);
+    check_exhaustive(false, 1.0f);
+    check_exhaustive(false, 0.0f);
+    check_copy_task();
+    return test_finish();
+}
