@@ -344,20 +344,26 @@ static void tokenize_intl(Workspace *w) {
     pad_class(w, unicode_is_symbol);
 }
 
+/* The next word of str.split() in text[*pos..): sets *start and *len and advances *pos; false
+ * when no word is left. */
+static bool next_word(const U32Vec *text, size_t *pos, size_t *start, size_t *len) {
+    size_t i = *pos;
+    while (i < text->n && unicode_is_space(text->v[i])) i++;
+    if (i == text->n) return false;
+    size_t j = i;
+    while (j < text->n && !unicode_is_space(text->v[j])) j++;
+    *start = i;
+    *len = j - i;
+    *pos = j;
+    return true;
+}
+
 /* str.split(): the whitespace-separated words of w->text, interned into ids. */
 static void split_words(Workspace *w, U32Vec *ids) {
     ids->n = 0;
-    const uint32_t *t = w->text.v;
-    for (size_t i = 0; i < w->text.n;) {
-        if (unicode_is_space(t[i])) {
-            i++;
-            continue;
-        }
-        size_t j = i;
-        while (j < w->text.n && !unicode_is_space(t[j])) j++;
-        u32_push(ids, token_intern(&w->tokens, t + i, j - i));
-        i = j;
-    }
+    size_t pos = 0, start, len;
+    while (next_word(&w->text, &pos, &start, &len))
+        u32_push(ids, token_intern(&w->tokens, w->text.v + start, len));
 }
 
 /* sacreBLEU BLEU._preprocess_segment leaves the tokenized line in w->text. */
@@ -385,25 +391,18 @@ static bool is_ascii_punct(uint32_t c) {
  * two or more characters, or else off its start. */
 static void chrf_words(Workspace *w, U32Vec *ids) {
     ids->n = 0;
-    const uint32_t *t = w->text.v;
-    for (size_t i = 0; i < w->text.n;) {
-        if (unicode_is_space(t[i])) {
-            i++;
-            continue;
-        }
-        size_t j = i;
-        while (j < w->text.n && !unicode_is_space(t[j])) j++;
-        size_t len = j - i;
-        if (len > 1 && is_ascii_punct(t[j - 1])) {
-            u32_push(ids, token_intern(&w->tokens, t + i, len - 1));
-            u32_push(ids, token_intern(&w->tokens, t + j - 1, 1));
-        } else if (len > 1 && is_ascii_punct(t[i])) {
-            u32_push(ids, token_intern(&w->tokens, t + i, 1));
-            u32_push(ids, token_intern(&w->tokens, t + i + 1, len - 1));
+    size_t pos = 0, start, len;
+    while (next_word(&w->text, &pos, &start, &len)) {
+        const uint32_t *word = w->text.v + start;
+        if (len > 1 && is_ascii_punct(word[len - 1])) {
+            u32_push(ids, token_intern(&w->tokens, word, len - 1));
+            u32_push(ids, token_intern(&w->tokens, word + len - 1, 1));
+        } else if (len > 1 && is_ascii_punct(word[0])) {
+            u32_push(ids, token_intern(&w->tokens, word, 1));
+            u32_push(ids, token_intern(&w->tokens, word + 1, len - 1));
         } else {
-            u32_push(ids, token_intern(&w->tokens, t + i, len));
+            u32_push(ids, token_intern(&w->tokens, word, len));
         }
-        i = j;
     }
 }
 

@@ -68,9 +68,12 @@ static bool score_row(const char *dir, char **f, const BleuMetric *m, BleuScore 
     return ok;
 }
 
-static int test_bleu_fixtures(const char *dir) {
+/* Calls check(dir, fields) for every row of the fixture table `file` (header skipped), whose
+ * rows must have nfields columns; returns the number of rows. */
+static int for_each_row(const char *dir, const char *file, int nfields,
+                        void (*check)(const char *dir, char **fields)) {
     char path[1200], line[4096];
-    snprintf(path, sizeof path, "%s/expected.tsv", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
     FILE *f = fopen(path, "r");
     EXPECT(f != NULL, "cannot open %s (set NMT_SHARED)", path);
     if (!f) return 0;
@@ -78,68 +81,53 @@ static int test_bleu_fixtures(const char *dir) {
     EXPECT(fgets(line, sizeof line, f) != NULL, "%s is empty", path);
     while (fgets(line, sizeof line, f)) {
         char *c[MAX_FIELDS];
-        if (split_tabs(line, c) != 13) {
-            EXPECT(false, "%s: row %d has the wrong number of fields", path, rows + 2);
-            continue;
-        }
-        const char *opt = c[2];
-        BleuTokenize tok = strstr(opt, "--tokenize intl")   ? BLEU_TOKENIZE_INTL
-                           : strstr(opt, "--tokenize none") ? BLEU_TOKENIZE_NONE
-                                                            : BLEU_TOKENIZE_13A;
-        BleuMetric m = bleu_metric_bleu(tok, strstr(opt, "--lowercase") != NULL);
-        BleuScore s;
-        int nrefs;
         rows++;
-        if (!score_row(dir, c, &m, &s, &nrefs)) continue;
-        double want_p[4] = {atof(c[4]), atof(c[5]), atof(c[6]), atof(c[7])};
-        EXPECT(close_rel(s.score, atof(c[3])), "%s %s: BLEU %.17g, want %s", c[0], opt, s.score,
-               c[3]);
-        for (int n = 0; n < 4; n++)
-            EXPECT(close_rel(s.precisions[n], want_p[n]), "%s %s: p%d %.17g, want %.17g", c[0],
-                   opt, n + 1, s.precisions[n], want_p[n]);
-        EXPECT(close_rel(s.bp, atof(c[8])), "%s %s: bp %.17g, want %s", c[0], opt, s.bp, c[8]);
-        EXPECT(close_rel(s.ratio, atof(c[9])), "%s %s: ratio %.17g, want %s", c[0], opt, s.ratio,
-               c[9]);
-        EXPECT(s.sys_len == atoll(c[10]) && s.ref_len == atoll(c[11]),
-               "%s %s: lengths %lld/%lld, want %s/%s", c[0], opt, (long long)s.sys_len,
-               (long long)s.ref_len, c[10], c[11]);
-        char sig[256];
-        bleu_signature(&m, nrefs, false, 0, NULL, sig, sizeof sig);
-        EXPECT(!strcmp(sig, c[12]), "%s %s: signature %s, want %s", c[0], opt, sig, c[12]);
+        if (split_tabs(line, c) != nfields) EXPECT(false, "%s: row %d is malformed", path, rows);
+        else check(dir, c);
     }
     fclose(f);
     return rows;
 }
 
-static int test_chrf_fixtures(const char *dir) {
-    char path[1200], line[4096];
-    snprintf(path, sizeof path, "%s/expected_chrf.tsv", dir);
-    FILE *f = fopen(path, "r");
-    EXPECT(f != NULL, "cannot open %s (set NMT_SHARED)", path);
-    if (!f) return 0;
-    int rows = 0;
-    EXPECT(fgets(line, sizeof line, f) != NULL, "%s is empty", path);
-    while (fgets(line, sizeof line, f)) {
-        char *c[MAX_FIELDS];
-        if (split_tabs(line, c) != 5) {
-            EXPECT(false, "%s: row %d has the wrong number of fields", path, rows + 2);
-            continue;
-        }
-        const char *opt = c[2];
-        BleuMetric m = bleu_metric_chrf(strstr(opt, "--chrf-word-order 2") ? 2 : 0,
-                                        strstr(opt, "--chrf-lowercase") != NULL);
-        BleuScore s;
-        int nrefs;
-        rows++;
-        if (!score_row(dir, c, &m, &s, &nrefs)) continue;
-        EXPECT(close_rel(s.score, atof(c[3])), "%s %s: chrF %.17g, want %s", c[0], opt, s.score,
-               c[3]);
-        char sig[256];
-        bleu_signature(&m, nrefs, false, 0, NULL, sig, sizeof sig);
-        EXPECT(!strcmp(sig, c[4]), "%s %s: signature %s, want %s", c[0], opt, sig, c[4]);
-    }
-    fclose(f);
-    return rows;
+/* expected.tsv: hyp ref options bleu p1 p2 p3 p4 bp ratio sys_len ref_len signature */
+static void check_bleu_row(const char *dir, char **c) {
+    const char *opt = c[2];
+    BleuTokenize tok = strstr(opt, "--tokenize intl")   ? BLEU_TOKENIZE_INTL
+                       : strstr(opt, "--tokenize none") ? BLEU_TOKENIZE_NONE
+                                                        : BLEU_TOKENIZE_13A;
+    BleuMetric m = bleu_metric_bleu(tok, strstr(opt, "--lowercase") != NULL);
+    BleuScore s;
+    int nrefs;
+    if (!score_row(dir, c, &m, &s, &nrefs)) return;
+    EXPECT(close_rel(s.score, atof(c[3])), "%s %s: BLEU %.17g, want %s", c[0], opt, s.score,
+           c[3]);
+    for (int n = 0; n < 4; n++)
+        EXPECT(close_rel(s.precisions[n], atof(c[4 + n])), "%s %s: p%d %.17g, want %s", c[0], opt,
+               n + 1, s.precisions[n], c[4 + n]);
+    EXPECT(close_rel(s.bp, atof(c[8])), "%s %s: bp %.17g, want %s", c[0], opt, s.bp, c[8]);
+    EXPECT(close_rel(s.ratio, atof(c[9])), "%s %s: ratio %.17g, want %s", c[0], opt, s.ratio,
+           c[9]);
+    EXPECT(s.sys_len == atoll(c[10]) && s.ref_len == atoll(c[11]),
+           "%s %s: lengths %lld/%lld, want %s/%s", c[0], opt, (long long)s.sys_len,
+           (long long)s.ref_len, c[10], c[11]);
+    char sig[256];
+    bleu_signature(&m, nrefs, false, 0, NULL, sig, sizeof sig);
+    EXPECT(!strcmp(sig, c[12]), "%s %s: signature %s, want %s", c[0], opt, sig, c[12]);
+}
+
+/* expected_chrf.tsv: hyp ref options chrf signature */
+static void check_chrf_row(const char *dir, char **c) {
+    const char *opt = c[2];
+    BleuMetric m = bleu_metric_chrf(strstr(opt, "--chrf-word-order 2") ? 2 : 0,
+                                    strstr(opt, "--chrf-lowercase") != NULL);
+    BleuScore s;
+    int nrefs;
+    if (!score_row(dir, c, &m, &s, &nrefs)) return;
+    EXPECT(close_rel(s.score, atof(c[3])), "%s %s: chrF %.17g, want %s", c[0], opt, s.score,
+           c[3]);
+    char sig[256];
+    bleu_signature(&m, nrefs, false, 0, NULL, sig, sizeof sig);
+    EXPECT(!strcmp(sig, c[4]), "%s %s: signature %s, want %s", c[0], opt, sig, c[4]);
 }
 
 /* ---- tokenizers ---- */
@@ -366,8 +354,8 @@ static void test_signatures(void) {
 int main(void) {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/bleu-fixtures", test_shared_dir());
-    int bleu_rows = test_bleu_fixtures(dir);
-    int chrf_rows = test_chrf_fixtures(dir);
+    int bleu_rows = for_each_row(dir, "expected.tsv", 13, check_bleu_row);
+    int chrf_rows = for_each_row(dir, "expected_chrf.tsv", 5, check_chrf_row);
     EXPECT(bleu_rows == 88 && chrf_rows == 66, "fixture rows: %d BLEU, %d chrF (want 88, 66)",
            bleu_rows, chrf_rows);
     test_tokenizers();
