@@ -156,7 +156,8 @@ static void ngram_table_free(NgramTable *t) {
     free(t->used);
 }
 
-static size_t ngram_count(size_t len, int max_order) {
+/* At most this many n-grams of orders 1..max_order in a sequence of len items. */
+static size_t ngram_bound(size_t len, int max_order) {
     return len * (size_t)max_order;
 }
 
@@ -175,7 +176,7 @@ static void ngram_table_add_all(NgramTable *t, const uint32_t *seq, size_t len, 
  * multiset covers, each reference n-gram used at most as often as it occurs (matched[n-1]). */
 static void ngram_match(NgramTable *hyp_counts, NgramTable *ref_counts, const uint32_t *seq,
                         size_t len, int max_order, int64_t *hyp_total, int64_t *matched) {
-    ngram_table_reset(hyp_counts, ngram_count(len, max_order));
+    ngram_table_reset(hyp_counts, ngram_bound(len, max_order));
     for (size_t i = 0; i < len; i++) {
         uint64_t h = HASH_SEED;
         for (int n = 1; n <= max_order && i + (size_t)n <= len; n++) {
@@ -493,7 +494,7 @@ static void bleu_segment(Workspace *w, const BleuMetric *m, const char *hyp,
         bleu_prepare_text(w, m, refs[r]);
         split_words(w, &w->seqs[1 + r]);
         ref_lens[r] = (int64_t)w->seqs[1 + r].n;
-        max_ngrams += ngram_count(w->seqs[1 + r].n, BLEU_MAX_NGRAM_ORDER);
+        max_ngrams += ngram_bound(w->seqs[1 + r].n, BLEU_MAX_NGRAM_ORDER);
     }
     ngram_table_reset(&w->ref_counts, max_ngrams);
     for (int r = 0; r < nrefs; r++) {
@@ -502,7 +503,7 @@ static void bleu_segment(Workspace *w, const BleuMetric *m, const char *hyp,
             ngram_table_add_all(&w->ref_counts, ids->v, ids->n, BLEU_MAX_NGRAM_ORDER);
             continue;
         }
-        ngram_table_reset(&w->ref_one, ngram_count(ids->n, BLEU_MAX_NGRAM_ORDER));
+        ngram_table_reset(&w->ref_one, ngram_bound(ids->n, BLEU_MAX_NGRAM_ORDER));
         ngram_table_add_all(&w->ref_one, ids->v, ids->n, BLEU_MAX_NGRAM_ORDER);
         for (size_t i = 0; i < w->ref_one.nused; i++) {
             const NgramSlot *e = &w->ref_one.slots[w->ref_one.used[i]];
@@ -610,7 +611,7 @@ BleuScore bleu_score_held(const BleuMetric *m, const double *sums, bool float32,
  * hyp n-grams, ref n-grams, matches; hyp n-grams count only where the reference has some). */
 static void chrf_match(Workspace *w, const U32Vec *hyp, const U32Vec *ref, int max_order,
                        int64_t *st) {
-    ngram_table_reset(&w->ref_counts, ngram_count(ref->n, max_order));
+    ngram_table_reset(&w->ref_counts, ngram_bound(ref->n, max_order));
     ngram_table_add_all(&w->ref_counts, ref->v, ref->n, max_order);
     int64_t hyp_total[CHRF_MAX_ORDERS] = {0}, matched[CHRF_MAX_ORDERS] = {0};
     ngram_match(&w->hyp_counts, &w->ref_counts, hyp->v, hyp->n, max_order, hyp_total, matched);
