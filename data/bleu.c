@@ -484,7 +484,7 @@ static int64_t closest_ref_len(int64_t hyp_len, const int64_t *ref_lens, int nre
     return best_len;
 }
 
-/* Segment statistics against nrefs non-empty references (sacreBLEU clips each n-gram by its
+/* Segment statistics against nrefs references (sacreBLEU clips each n-gram by its
  * largest count in any one reference). */
 static void bleu_segment(Workspace *w, const BleuMetric *m, const char *hyp,
                          const char *const *refs, int nrefs, int64_t *st) {
@@ -660,14 +660,14 @@ bool bleu_corpus_stats(const BleuMetric *m, const char *const *hyps,
     memset(out, 0, sizeof *out);
     out->nsegments = n;
     out->nstats = bleu_metric_nstats(m);
-    out->empty_reference = -1;
-    /* Which segments have how many references (empty lines are missing references). */
+    out->no_reference = -1;
+    /* How many references each segment has (NULL ones are missing). */
     int seen_nrefs = 0;
     for (long i = 0; i < n; i++) {
         int k = 0;
-        for (int r = 0; r < nrefs; r++) k += refs[r][i][0] != '\0';
+        for (int r = 0; r < nrefs; r++) k += refs[r][i] != NULL;
         if (k == 0) {
-            out->empty_reference = i;
+            out->no_reference = i;
             return false;
         }
         if (i == 0) seen_nrefs = k;
@@ -681,7 +681,7 @@ bool bleu_corpus_stats(const BleuMetric *m, const char *const *hyps,
     for (long i = 0; i < n; i++) {
         int k = 0;
         for (int r = 0; r < nrefs; r++)
-            if (refs[r][i][0] != '\0') present[k++] = refs[r][i];
+            if (refs[r][i]) present[k++] = refs[r][i];
         int64_t *st = out->seg + i * out->nstats;
         if (m->kind == BLEU_METRIC_BLEU) bleu_segment(&w, m, hyps[i], present, k, st);
         else chrf_segment(&w, m, hyps[i], present, k, st);

@@ -52,12 +52,13 @@ typedef struct BleuCorpusStats {
     int nstats;
     int64_t *seg;         /* (nsegments, nstats) */
     int nrefs;            /* references per segment, or -1 when it varies ("nrefs:var") */
-    long empty_reference; /* first segment without any non-empty reference (error), or -1 */
+    long no_reference;    /* first segment whose references are all NULL (error), or -1 */
 } BleuCorpusStats;
 
-/* Statistics of hyps[0..n) against nrefs reference streams refs[r][0..n). An empty reference line
- * is a missing reference for that segment, as in sacreBLEU; a segment without any is an error:
- * returns false with out->empty_reference set (nothing else to free). */
+/* Statistics of hyps[0..n) against nrefs reference streams refs[r][0..n). An empty string is an
+ * (empty) reference; NULL is a missing one, for a variable number of references per segment
+ * (sacreBLEU's None). A segment without any is an error: returns false with out->no_reference
+ * set (nothing else to free). */
 bool bleu_corpus_stats(const BleuMetric *m, const char *const *hyps,
                        const char *const *const *refs, int nrefs, long n, BleuCorpusStats *out);
 void bleu_corpus_stats_free(BleuCorpusStats *s);
@@ -74,7 +75,7 @@ typedef struct BleuScore {
 
 /* The score of summed statistics (sacreBLEU's _compute_score_from_stats). */
 BleuScore bleu_score(const BleuMetric *m, const int64_t *sums);
-/* One reference per segment; false if a reference line is empty (*out untouched). */
+/* One reference per segment; false if one is NULL (*out untouched). */
 bool bleu_corpus_score(const BleuMetric *m, const char *const *hyps, const char *const *refs,
                        long n, BleuScore *out);
 

@@ -3,7 +3,7 @@
  *    Unicode punctuation and symbols, lowercasing) with the outputs of sacreBLEU's regular
  *    expressions run in Python (re / regex);
  *  - corpus edge cases worked out by hand: empty lines, an all-empty hypothesis, exp smoothing,
- *    a missing reference, several references, chrF++ punctuation splitting;
+ *    empty and missing references, several references, chrF++ punctuation splitting;
  *  - reading files (rstrip, line endings, invalid UTF-8), Python's float repr and signatures. */
 #include <math.h>
 #include <stdlib.h>
@@ -101,16 +101,24 @@ static void test_corpus_edges(void) {
     double want = exp((log(60.0) + log(12.5) + log(100.0 / 12) + log(6.25)) / 4);
     EXPECT(close_rel(s.score, want), "smoothed BLEU %.17g, want %.17g", s.score, want);
 
-    /* A missing (empty) reference line is an error, as in sacreBLEU. */
-    const char *bad_refs[] = {"a", ""};
+    /* An empty reference line is an empty reference (sacreBLEU >= 2.3): "x" adds a hyp word
+     * and nothing to the reference length. 1-grams 2/3, 2-grams 1/1, no 3-grams: BLEU 0. */
+    const char *eh[] = {"a b", "x"}, *er[] = {"a b", ""};
+    s = corpus(&bleu, eh, er, 2);
+    EXPECT(s.sys_len == 3 && s.ref_len == 2 && close_rel(s.precisions[0], 200.0 / 3) &&
+               s.precisions[1] == 100 && s.score == 0,
+           "empty reference: lens %lld/%lld p1 %.17g", (long long)s.sys_len, (long long)s.ref_len,
+           s.precisions[0]);
+    /* A NULL reference is a missing one; a segment without any cannot be scored. */
+    const char *no_refs[] = {"a", NULL};
     BleuScore untouched = {.score = 42};
-    EXPECT(!bleu_corpus_score(&bleu, hyps, bad_refs, 2, &untouched) && untouched.score == 42,
-           "an empty reference line must be rejected");
+    EXPECT(!bleu_corpus_score(&bleu, hyps, no_refs, 2, &untouched) && untouched.score == 42,
+           "a segment without references must be rejected");
 
     /* Two references: n-grams clipped by their largest count in one reference, the closest
      * reference length (shorter on ties), and nrefs:var when one reference is missing. */
     const char *mh[] = {"the the the", "x y"};
-    const char *ra[] = {"the cat", "x y z w"}, *rb[] = {"the the dog", ""};
+    const char *ra[] = {"the cat", "x y z w"}, *rb[] = {"the the dog", NULL};
     const char *const *mrefs[] = {ra, rb};
     BleuCorpusStats st;
     EXPECT(bleu_corpus_stats(&bleu, mh, mrefs, 2, 2, &st), "two references");

@@ -137,7 +137,7 @@ static void check_bootstrap(FILE *f) {
     const BleuCorpusStats **systems = calloc((size_t)nsystems, sizeof *systems);
     for (int s = 0; s < nsystems; s++) {
         stats[s] = (BleuCorpusStats){.nsegments = nsegments, .nstats = nstats, .nrefs = 1,
-                                     .empty_reference = -1};
+                                     .no_reference = -1};
         stats[s].seg = malloc((size_t)(nsegments * nstats) * sizeof *stats[s].seg);
         for (long i = 0; i < nsegments * nstats; i++) stats[s].seg[i] = (int64_t)next_u64(f);
         systems[s] = &stats[s];

@@ -373,10 +373,10 @@ static void warn_tokenized(const BleuLines *hyps) {
 static void corpus_stats(const BleuCli *a, const BleuMetric *m, const BleuLines *hyps,
                          const RefStreams *r, BleuCorpusStats *out) {
     if (m->kind == BLEU_METRIC_BLEU && !a->force) warn_tokenized(hyps);
-    if (!bleu_corpus_stats(m, (const char *const *)hyps->lines,
-                           (const char *const *const *)r->lines, r->nstreams, hyps->n, out))
-        die(1, "Empty or `None` reference sentence found: line %ld of %s is empty in every "
-               "reference.", out->empty_reference + 1, r->names[0]);
+    /* Every reference stream has a line for every segment here, so there is always one. */
+    CHECK(bleu_corpus_stats(m, (const char *const *)hyps->lines,
+                            (const char *const *const *)r->lines, r->nstreams, hyps->n, out),
+          "segment %ld has no reference", out->no_reference + 1);
 }
 
 /* The seed of the bootstrap ($SACREBLEU_SEED, 12345 by default; "none" draws one). */
