@@ -251,7 +251,8 @@ static void replace_ascii(Workspace *w, const char *pattern, const char *replace
         size_t k = 0;
         while (k < plen && i + k < in->n && in->v[i + k] == (unsigned char)pattern[k]) k++;
         if (k == plen) {
-            for (size_t r = 0; r < rlen; r++) w->pass.v[w->pass.n++] = (unsigned char)replacement[r];
+            for (size_t r = 0; r < rlen; r++)
+                w->pass.v[w->pass.n++] = (unsigned char)replacement[r];
             i += plen;
         } else {
             w->pass.v[w->pass.n++] = in->v[i++];
@@ -640,7 +641,8 @@ static void chrf_segment(Workspace *w, const BleuMetric *m, const char *hyp,
         double counts[3 * CHRF_MAX_ORDERS];
         for (int j = 0; j < nstats; j++) counts[j] = (double)cand[j];
         bool python_zero;
-        double f = chrf_compute(counts, m->char_order + m->word_order, m->beta, false, &python_zero);
+        double f =
+            chrf_compute(counts, m->char_order + m->word_order, m->beta, false, &python_zero);
         if (f > best) {
             best = f;
             memcpy(st, cand, (size_t)nstats * sizeof *st);

@@ -25,7 +25,11 @@
 /* Largest char_order + word_order accepted for chrF (3 statistics per order). */
 #define CHRF_MAX_ORDERS 32
 
-typedef enum BleuTokenize { BLEU_TOKENIZE_13A, BLEU_TOKENIZE_INTL, BLEU_TOKENIZE_NONE } BleuTokenize;
+typedef enum BleuTokenize {
+    BLEU_TOKENIZE_13A,
+    BLEU_TOKENIZE_INTL,
+    BLEU_TOKENIZE_NONE
+} BleuTokenize;
 
 typedef enum BleuMetricKind { BLEU_METRIC_BLEU, BLEU_METRIC_CHRF } BleuMetricKind;
 

@@ -94,7 +94,8 @@ static double paired_p_value(const ScoreArray *sys, const ScoreArray *base, doub
     bool is_f32 = sys->is_f32 && base->is_f32;
     double *diffs = xmalloc((size_t)n * sizeof *diffs);
     for (long i = 0; i < n; i++)
-        diffs[i] = is_f32 ? fabsf((float)sys->v[i] - (float)base->v[i]) : fabs(sys->v[i] - base->v[i]);
+        diffs[i] = is_f32 ? fabsf((float)sys->v[i] - (float)base->v[i])
+                          : fabs(sys->v[i] - base->v[i]);
     double mean = array_mean(diffs, n, is_f32);
     long count = 0;
     for (long i = 0; i < n; i++) {

@@ -87,7 +87,8 @@ def main():
     print(f' * Source: Python {sys.version.split()[0]} unicodedata, Unicode '
           f'{unicodedata.unidata_version}.')
     print(' * Whitespace is str.isspace(), P/S/N are general categories, the lowercase runs are')
-    print(' * str.lower() of single code points, and the Final_Sigma sets are read off str.lower(). */')
+    print(' * str.lower() of single code points, and the Final_Sigma sets are read off')
+    print(' * str.lower(). */')
     print('#include "unicode.h"\n')
     emit_ranges('unicode_space_ranges', ranges(lambda cp: chr(cp).isspace()))
     emit_ranges('unicode_punct_ranges', ranges(category_is('P')))

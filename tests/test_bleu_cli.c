@@ -72,7 +72,8 @@ static bool find_row(const char *tsv, const char *hyp, const char *options, int 
 /* sacreBLEU's text line for a BLEU fixture row at width 1. */
 static void bleu_text_line(const Row *r, char *buf, size_t cap) {
     snprintf(buf, cap,
-             "BLEU|%s = %.1f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %s ref_len = %s)",
+             "BLEU|%s = %.1f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %s "
+             "ref_len = %s)",
              r->f[12], atof(r->f[3]), atof(r->f[4]), atof(r->f[5]), atof(r->f[6]), atof(r->f[7]),
              atof(r->f[8]), atof(r->f[9]), r->f[10], r->f[11]);
 }

@@ -40,7 +40,7 @@ static void usage(FILE *out) {
             "same numbers, same output). Without -i, systems are read from stdin, one per\n"
             "tab-separated column.\n\n"
             "options:\n"
-            "  -i, --input FILE...        system output(s); several with --paired-bs or for a table\n"
+            "  -i, --input FILE...        system output(s); several for a table or --paired-bs\n"
             "  -m, --metrics M...         bleu and/or chrf (default: bleu)\n"
             "  -tok, --tokenize T         13a (default), intl or none\n"
             "  -lc, --lowercase           case-insensitive BLEU\n"
@@ -55,7 +55,7 @@ static void usage(FILE *out) {
             "  -w, --width N              decimals of the scores (default 1)\n"
             "  -b, --score-only           print only the score\n"
             "  -sh, --short               abbreviated signature\n"
-            "  -pbs, --paired-bs          paired bootstrap test; the first -i file is the baseline\n"
+            "  -pbs, --paired-bs          paired bootstrap test, the first -i file the baseline\n"
             "  -pbsn, --paired-bs-n N     bootstrap resamples (default 1000; seed $SACREBLEU_SEED "
             "or 12345)\n"
             "  -nc, --no-color            no colors in tables ($NO_COLOR too)\n"
@@ -326,7 +326,8 @@ static void read_file_systems(const BleuCli *a, Systems *s) {
         bool dup = false;
         for (int k = 0; k < s->n; k++) dup |= !strcmp(s->names[k], name);
         if (dup && a->paired_bs && !strcmp(name, s->names[0])) {
-            fprintf(stderr, "nmt bleu: Ignoring '%s' as it was also given as the baseline.\n", name);
+            fprintf(stderr, "nmt bleu: Ignoring '%s' as it was also given as the baseline.\n",
+                    name);
             continue;
         }
         if (dup) die(1, "'%s' already used to name a system.", name);
@@ -399,13 +400,24 @@ static uint64_t bootstrap_seed(char *text, size_t cap) {
     return seed;
 }
 
-static int run_single(const BleuCli *a, const Systems *s, const RefStreams *r) {
-    /* sacreBLEU prints the metrics sorted by name: BLEU before chrF. */
-    const char *order[MAX_METRICS];
+/* The metrics in the order they are reported: sorted by name (BLEU before chrF) as sacreBLEU
+ * prints single systems and plain tables, or as given for the paired test. Returns the count. */
+static int metric_order(const BleuCli *a, bool as_given, const char **order) {
+    if (as_given) {
+        memcpy(order, a->metric_names, (size_t)a->nmetrics * sizeof *order);
+        return a->nmetrics;
+    }
     int n = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < a->nmetrics; k++)
-            if (!strcmp(a->metric_names[k], pass ? "chrf" : "bleu")) order[n++] = a->metric_names[k];
+            if (!strcmp(a->metric_names[k], pass ? "chrf" : "bleu"))
+                order[n++] = a->metric_names[k];
+    return n;
+}
+
+static int run_single(const BleuCli *a, const Systems *s, const RefStreams *r) {
+    const char *order[MAX_METRICS];
+    int n = metric_order(a, false, order);
     char *lines[MAX_METRICS];
     for (int k = 0; k < n; k++) {
         BleuMetric m = make_metric(a, order[k]);
@@ -426,17 +438,8 @@ static int run_single(const BleuCli *a, const Systems *s, const RefStreams *r) {
 }
 
 static int run_systems(const BleuCli *a, const Systems *s, const RefStreams *r) {
-    /* Plain tables list the metrics sorted by name; the paired test keeps the given order. */
     const char *order[MAX_METRICS];
-    int nm = 0;
-    if (a->paired_bs) {
-        for (int k = 0; k < a->nmetrics; k++) order[nm++] = a->metric_names[k];
-    } else {
-        for (int pass = 0; pass < 2; pass++)
-            for (int k = 0; k < a->nmetrics; k++)
-                if (!strcmp(a->metric_names[k], pass ? "chrf" : "bleu"))
-                    order[nm++] = a->metric_names[k];
-    }
+    int nm = metric_order(a, a->paired_bs, order);
     int n_samples = a->paired_bs_n > 0 ? a->paired_bs_n : DEFAULT_PAIRED_BS_N;
     char seed_text[32] = "";
     uint64_t seed = a->paired_bs ? bootstrap_seed(seed_text, sizeof seed_text) : 0;
