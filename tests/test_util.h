@@ -49,4 +49,10 @@ static inline const char *test_data_dir(void) {
     return d && *d ? d : NMT_DEFAULT_DATA_DIR;
 }
 
+/* The shared folder beside the repository (bleu-fixtures/, data/, ...). */
+static inline const char *test_shared_dir(void) {
+    const char *d = getenv("NMT_SHARED");
+    return d && *d ? d : NMT_DEFAULT_SHARED_DIR;
+}
+
 #endif

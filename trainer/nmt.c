@@ -12,6 +12,7 @@ typedef struct Command {
 
 static const Command commands[] = {
     {"bench", "benchmarks: gemm (our blocked GEMM against OpenBLAS)", cmd_bench},
+    {"bleu", "BLEU / chrF of system output, a drop-in for the sacrebleu command", cmd_bleu},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
