@@ -203,7 +203,7 @@ static void check_exhaustive(bool gnmt, float alpha) {
 }
 
 static void check_copy_task(void) {
-    enum { V = 14, B = 64, L = 8, STEPS = 400 };
+    enum { V = 14, B = 64, L = 8, STEPS = 600 };
     ModelConfig cfg = {0};
     cfg.d_model = 32, cfg.heads = 4, cfg.ffn = 64, cfg.enc_layers = 2, cfg.dec_layers = 2;
     cfg.norm = "pre", cfg.attention = "collab", cfg.dk = 16, cfg.collab_bias = "content";
@@ -236,7 +236,7 @@ static void check_copy_task(void) {
         model_step(&m, &c, &batch, &st, true, 0.0f);
         grads_scale(&m.params, 1.0f / (float)st.ntok);
         grads_clip(&m.params, 1.0);
-        adam_step(&m.params, &h, step < 100 ? 3e-3 * step / 100 : 3e-3, step);
+        adam_step(&m.params, &h, step < 100 ? 4e-3 * step / 100 : 4e-3 * sqrt(100.0 / step), step);
         loss = st.nll / st.ntok;
     }
     EXPECT(loss < 0.05, "copy task: training NLL still %g", loss);
@@ -255,8 +255,18 @@ static void check_copy_task(void) {
     SearchResult res = {out, len, score};
     Ctx eval = {gemm, 0, 0, false};
     search_batch(&st, &eval, &o, test, tl, N, L + 1, &res);
-    for (int s = 0; s < N; s++)
-        right += len[s] == tl[s] - 1 && !memcmp(out + s * (L + 3), test + s * (L + 1), sizeof(int32_t) * len[s]);
+    for (int s = 0; s < N; s++) {
+        bool ok = len[s] == tl[s] - 1 &&
+                  !memcmp(out + s * (L + 3), test + s * (L + 1), sizeof(int32_t) * len[s]);
+        right += ok;
+        if (!ok) {
+            fprintf(stderr, "  copy task: source");
+            for (int i = 0; i < tl[s]; i++) fprintf(stderr, " %d", test[s * (L + 1) + i]);
+            fprintf(stderr, ", output");
+            for (int i = 0; i < len[s]; i++) fprintf(stderr, " %d", out[s * (L + 3) + i]);
+            fputc('\n', stderr);
+        }
+    }
     EXPECT(right == N, "copy task: %d of %d held-out sequences copied exactly", right, N);
     decode_free(&st);
     model_free(&m);
