@@ -12,6 +12,7 @@
 #include "arena.h"
 #include "check.h"
 #include "rng.h"
+#include "vecmath.h"
 
 const AttnImpl *attn_impl_lookup(const char *name) {
     if (!strcmp(name, "concat")) return &attn_concat;
@@ -127,14 +128,9 @@ static void dropout_tile(float *out, const float *p, size_t n, uint64_t first, c
 
 /* Row softmax over the first n entries of s (length Tk); the rest become 0. */
 static void softmax_prefix(float *s, int n, int Tk) {
-    float mx = -INFINITY;
-    for (int k = 0; k < n; k++) mx = s[k] > mx ? s[k] : mx;
-    double sum = 0.0;
-    for (int k = 0; k < n; k++) {
-        s[k] = expf(s[k] - mx);
-        sum += s[k];
-    }
-    float inv = n ? (float)(1.0 / sum) : 0.0f;
+    float sum = n ? vec_exp_shift(s, n, vec_max(s, n)) : 0.0f;
+    float inv = n ? 1.0f / sum : 0.0f;
+#pragma omp simd
     for (int k = 0; k < n; k++) s[k] *= inv;
     for (int k = n; k < Tk; k++) s[k] = 0.0f;
 }

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "vecmath.h"
+
 int loss_chunk_rows(int V) {
     int rows = (4 << 20) / (V > 0 ? V : 1);
     return rows < 16 ? 16 : rows > 1024 ? 1024 : rows;
@@ -12,39 +14,6 @@ int loss_chunk_rows(int V) {
 size_t loss_work_floats(int V) {
     int C = loss_chunk_rows(V);
     return (size_t)C * V + 4 * (size_t)C + 32;  // logits + (C, 2) doubles per row
-}
-
-static float row_max(const float *z, int V) {
-    float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-    for (int v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-    return mx;
-}
-
-/* Replaces z by exp(z - mx) and returns the sum. */
-static float row_exp(float *z, int V, float mx) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int v = 0; v < V; v++) {
-        z[v] = expf(z[v] - mx);
-        s += z[v];
-    }
-    return s;
-}
-
-static float row_sum(const float *z, int V) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int v = 0; v < V; v++) s += z[v];
-    return s;
-}
-
-/* log-sum-exp of a row, leaving the row intact. */
-static double row_lse(const float *z, int V) {
-    float mx = row_max(z, V), s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int v = 0; v < V; v++) s += expf(z[v] - mx);
-    return mx + log((double)s);
 }
 
 void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, const float *h,
@@ -68,8 +37,8 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
                 if (dh) memset(zi, 0, sizeof(float) * V);
                 continue;
             }
-            double sum_z = row_sum(zi, V), z_y = zi[y];
-            float mx = row_max(zi, V), sum_e = row_exp(zi, V, mx);  // zi = exp(z - max)
+            double sum_z = vec_sum(zi, V), z_y = zi[y];
+            float mx = vec_max(zi, V), sum_e = vec_exp_shift(zi, V, mx);  // zi = exp(z - max)
             double lse = mx + log((double)sum_e);
             double nll = lse - z_y, sum_logp = sum_z - (double)V * lse;
             row[2 * i] = (1.0 - eps - eps_i) * nll - eps_i * sum_logp;
@@ -103,7 +72,7 @@ void loss_target_logprobs(const Ctx *c, double *logp, const float *h, const int3
         for (int i = 0; i < n; i++) {
             const float *zi = work + (size_t)i * V;
             int y = tgt[r0 + i];
-            logp[r0 + i] = y == pad ? 0.0 : zi[y] - row_lse(zi, V);
+            logp[r0 + i] = y == pad ? 0.0 : zi[y] - vec_logsumexp(zi, V);
         }
     }
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "vecmath.h"
 
 int search_max_len(const SearchOptions *o, int src_len, int max_steps) {
     if (o->fixed_len > 0) return o->fixed_len < max_steps ? o->fixed_len : max_steps;
@@ -78,11 +79,7 @@ void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const i
             for (int j = 0; j < q->alive; j++) {
                 float *z = logits + (size_t)(a * k + j) * V;
                 if (o->fixed_len > 0) z[TOKEN_EOS] = -INFINITY;
-                float mx = -INFINITY;
-                for (int v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-                double sum = 0.0;
-                for (int v = 0; v < V; v++) sum += expf(z[v] - mx);
-                double lse = mx + log(sum);
+                double lse = vec_logsumexp(z, V);
                 if (last && o->fixed_len <= 0) {  // the last position: EOS is forced
                     topn_insert(top, &n, want, (Candidate){q->score[j] + z[TOKEN_EOS] - lse, j, TOKEN_EOS});
                     continue;

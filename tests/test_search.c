@@ -203,7 +203,7 @@ static void check_exhaustive(bool gnmt, float alpha) {
 }
 
 static void check_copy_task(void) {
-    enum { V = 14, B = 64, L = 8, STEPS = 600 };
+    enum { V = 14, B = 64, L = 8, STEPS = 1000 };
     ModelConfig cfg = {0};
     cfg.d_model = 32, cfg.heads = 4, cfg.ffn = 64, cfg.enc_layers = 2, cfg.dec_layers = 2;
     cfg.norm = "pre", cfg.attention = "collab", cfg.dk = 16, cfg.collab_bias = "content";

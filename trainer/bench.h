@@ -5,5 +5,6 @@
 
 int bench_gemm(int argc, char **argv);
 int bench_train(int argc, char **argv);
+int bench_decode(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ static const struct {
 } benches[] = {
     {"gemm", "GFLOP/s of our blocked GEMM and OpenBLAS on transformer shapes", bench_gemm},
     {"train", "tokens/s, ms per phase and peak memory of a training step", bench_train},
+    {"decode", "sentences/s of greedy and beam search", bench_decode},
 };
 enum { NBENCHES = sizeof benches / sizeof benches[0] };
 

@@ -1,0 +1,103 @@
+/* bench_decode.c: `nmt bench decode`, decoding speed with greedy and beam search. Without -m it
+ * uses a randomly initialised model of the config, 500 synthetic sentences of 25 tokens in
+ * batches of 100 and a fixed output length of 25 (EOS ignored), as the PyTorch anchor
+ * (../shared/peers/torch_transformer_bench.py --decode) does, so the two compare. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "bench.h"
+#include "config.h"
+#include "model.h"
+#include "rng.h"
+#include "search.h"
+#include "timer.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: nmt bench decode -c CONFIG [-c MORE] [--set key=value] [--sentences 500]\n"
+            "                        [--batch 100] [--len 25] [--beam 4] [--json]\n\n"
+            "Sentences/s and tokens/s of greedy and beam search on synthetic sentences of --len\n"
+            "tokens, emitting exactly --len tokens each (EOS ignored), with a random model of\n"
+            "the config.\n");
+}
+
+int bench_decode(int argc, char **argv) {
+    const char *cmd = "bench decode";
+    Config cfg;
+    config_init(&cfg);
+    int n_sent = 500, batch = 100, len = 25, beam = 4;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (args_wants_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        } else if (args_config(cmd, &cfg, argc, argv, &i)) {
+        } else if (args_is(argv[i], NULL, "--sentences")) {
+            n_sent = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 1000000);
+        } else if (args_is(argv[i], NULL, "--batch")) {
+            batch = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 100000);
+        } else if (args_is(argv[i], NULL, "--len")) {
+            len = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 4096);
+        } else if (args_is(argv[i], NULL, "--beam")) {
+            beam = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 256);
+        } else if (args_is(argv[i], NULL, "--json")) {
+            json = true;
+        } else {
+            args_usage_error(cmd, "unknown option '%s'", argv[i]);
+        }
+    }
+    const GemmImpl *gemm = args_config_finish(cmd, &cfg);
+    if (cfg.model.vocab_size <= 0) args_usage_error(cmd, "the config must set model.vocab_size");
+    const int V = cfg.model.vocab_size;
+    Model m;
+    model_build(&m, &cfg.model, V);
+    model_init_params(&m, (uint64_t)cfg.train.seed);
+    model_plan(&m, batch * len, len + 1);
+    int32_t *src = malloc(sizeof(int32_t) * n_sent * len);
+    int *src_len = malloc(sizeof(int) * n_sent);
+    Rng r = rng_init(1, 5);
+    for (int i = 0; i < n_sent * len; i++) src[i] = 4 + (int32_t)rng_below(&r, V - 4);
+    for (int s = 0; s < n_sent; s++) src_len[s] = len;
+    Ctx c = {gemm, 0, 0, false};
+    const int beams[2] = {1, beam};
+    for (int run = 0; run < 2; run++) {
+        int k = beams[run];
+        DecodeState st;
+        decode_init(&st, &m, batch, k, len, len + 1);
+        SearchOptions o = {k, 0.6f, true, 0.0f, len + 1, len};
+        int32_t *out = malloc(sizeof(int32_t) * batch * (len + 1));
+        int *out_len = malloc(sizeof(int) * batch);
+        float *score = malloc(sizeof(float) * batch);
+        SearchResult res = {out, out_len, score};
+        search_batch(&st, &c, &o, src, src_len, batch < 8 ? batch : 8, len, &res);  // warm-up
+        double t0 = now_seconds();
+        long tokens = 0;
+        for (int s0 = 0; s0 < n_sent; s0 += batch) {
+            int n = n_sent - s0 < batch ? n_sent - s0 : batch;
+            search_batch(&st, &c, &o, src + (size_t)s0 * len, src_len + s0, n, len, &res);
+            for (int s = 0; s < n; s++) tokens += out_len[s];
+        }
+        double dt = now_seconds() - t0;
+        const char *mode = k == 1 ? "greedy" : "beam";
+        if (json)
+            printf("{\"bench\":\"decode\",\"attention\":\"%s\",\"dk\":%d,\"mode\":\"%s\",\"beam\":%d,"
+                   "\"sentences\":%d,\"batch\":%d,\"out_len\":%d,\"threads\":%d,\"seconds\":%.3f,"
+                   "\"sentences_per_s\":%.1f,\"tokens_per_s\":%.0f}\n",
+                   cfg.model.attention, config_model_dk(&cfg.model), mode, k, n_sent, batch, len,
+                   m.nthreads, dt, n_sent / dt, tokens / dt);
+        else
+            printf("decode %-6s beam %-2d %s attention (dk %d): %d sentences in %.2f s = %.1f "
+                   "sentences/s, %.0f tokens/s (batch %d, %d tokens out, %d threads)\n",
+                   mode, k, cfg.model.attention, config_model_dk(&cfg.model), n_sent, dt,
+                   n_sent / dt, tokens / dt, batch, len, m.nthreads);
+        fflush(stdout);
+        free(out), free(out_len), free(score);
+        decode_free(&st);
+    }
+    free(src), free(src_len);
+    model_free(&m);
+    config_free(&cfg);
+    return 0;
+}
