@@ -47,6 +47,11 @@ void decode_init(DecodeState *st, Model *m, int max_sents, int beam, int max_src
         size_t w_cross = att ? attention_work_floats(att, max_sents, beam, max_src, omp_get_max_threads()) : 0;
         st->attn_work = arena_floats(a, w_self > w_cross ? w_self : w_cross);
         st->tmp = arena_floats(a, (size_t)R * max_steps * (W + D + H));
+        st->logits = arena_floats(a, (size_t)R * m->V);
+        st->tokens = arena_alloc(a, sizeof(int32_t) * R);
+        st->hist = arena_alloc(a, sizeof(int32_t) * R * max_steps);
+        st->hist_next = arena_alloc(a, sizeof(int32_t) * R * max_steps);
+        st->parent = arena_alloc(a, sizeof(int) * R);
     }
 }
 

@@ -30,6 +30,11 @@ typedef struct DecodeState {
     float *attn_work;                  // attention_core workspace
     float *tmp;                        // (rows, max_steps, W + D + H) reordering buffer
     int *row_map;                      // (rows) source row of each row when compacting
+    // search bookkeeping (search.c)
+    float *logits;                     // (rows, V)
+    int32_t *tokens;                   // (rows) the tokens fed at the next step
+    int32_t *hist, *hist_next;         // (rows, max_steps) token histories
+    int *parent;                       // (rows) row each row continues after a step
 } DecodeState;
 
 /* Capacity: up to max_sents sentences of at most max_src tokens, beam rows each, and up to

@@ -55,10 +55,9 @@ void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const i
     CHECK(sents <= st->max_sents, "search batch of %d sentences exceeds %d", sents, st->max_sents);
     const int R = sents * k;
     SentState *ss = xcalloc(sents, sizeof(SentState));
-    int32_t *tokens = xmalloc(sizeof(int32_t) * R), *hist = xmalloc(sizeof(int32_t) * R * T),
-            *hist_next = xmalloc(sizeof(int32_t) * R * T);
-    int *parent = xmalloc(sizeof(int) * R);
-    float *logits = xmalloc(sizeof(float) * (size_t)R * V);
+    int32_t *tokens = st->tokens, *hist = st->hist, *hist_next = st->hist_next;
+    int *parent = st->parent;
+    float *logits = st->logits;
     bool *keep = xmalloc(sizeof(bool) * sents);
     for (int s = 0; s < sents; s++) {
         ss[s].index = s, ss[s].alive = 1, ss[s].best = -DBL_MAX, ss[s].best_len = -1;
@@ -142,5 +141,5 @@ void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const i
             active = n;
         }
     }
-    free(ss), free(tokens), free(hist), free(hist_next), free(parent), free(logits), free(keep);
+    free(ss), free(keep);
 }
