@@ -1,0 +1,132 @@
+/* test_checkpoint.c: checkpoint files: a full save/load round trip (parameters, Adam moments,
+ * training state, config text, SentencePiece bytes), weights-only files, and every kind of
+ * damage (flipped byte, truncation, bad magic, wrong version, wrong shapes, missing file) is
+ * rejected with a message that names the file and the problem. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "checkpoint.h"
+#include "model.h"
+#include "test_util.h"
+
+static void tiny(Model *m, int d) {
+    ModelConfig cfg = {0};
+    cfg.d_model = d, cfg.heads = 4, cfg.ffn = 32, cfg.enc_layers = 1, cfg.dec_layers = 1;
+    cfg.norm = "pre", cfg.attention = "collab", cfg.dk = 8, cfg.collab_bias = "content";
+    model_build(m, &cfg, 20);
+}
+
+static long file_size(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+static void expect_load_error(const char *path, const char *want) {
+    Checkpoint ck;
+    char err[512] = "";
+    int rc = checkpoint_load(path, &ck, err, sizeof err);
+    EXPECT(rc != 0 && strstr(err, want) && strstr(err, path), "loading %s: '%s' lacks '%s'", path,
+           err, want);
+    if (rc == 0) checkpoint_free(&ck);
+}
+
+int main(void) {
+    char dir[] = "/tmp/nmt-ckpt-XXXXXX", path[256], bad[256];
+    CHECK(mkdtemp(dir), "mkdtemp");
+    snprintf(path, sizeof path, "%s/checkpoint.last", dir);
+    Model a, b;
+    tiny(&a, 16), tiny(&b, 16);
+    model_init_params(&a, 1);
+    for (size_t i = 0; i < a.params.numel; i++)
+        a.params.adam_m[i] = (float)i * 0.5f, a.params.adam_v[i] = (float)i * 0.25f;
+    TrainState ts = {1234, 5678, 3, 17, 31.25, 1, 2, 3600.5, 999999, 1};
+    const char spm[] = "spm\0model\0bytes";
+    CheckpointData d = {"model:\n  d_model: 16\n", spm, sizeof spm, &a.params, true, &ts};
+    char err[512] = "";
+    EXPECT(checkpoint_save(path, &d, err, sizeof err) == 0, "save: %s", err);
+    Checkpoint ck;
+    EXPECT(checkpoint_load(path, &ck, err, sizeof err) == 0, "load: %s", err);
+    EXPECT(checkpoint_restore(&ck, &b.params, true, err, sizeof err) == 0, "restore: %s", err);
+    bool same = true;
+    for (int i = 0; i < a.params.count; i++) {
+        const ParamInfo *p = &a.params.info[i];
+        size_t n = sizeof(float) * p->numel;
+        same &= !memcmp(a.params.param + p->offset, b.params.param + p->offset, n) &&
+                !memcmp(a.params.adam_m + p->offset, b.params.adam_m + p->offset, n) &&
+                !memcmp(a.params.adam_v + p->offset, b.params.adam_v + p->offset, n);
+    }
+    EXPECT(same, "parameters and moments survive the round trip");
+    const TrainState *r = &ck.state;
+    EXPECT(ck.has_state && r->update == ts.update && r->micro_step == ts.micro_step &&
+               r->epoch == ts.epoch && r->batch_in_epoch == ts.batch_in_epoch &&
+               r->best_metric == ts.best_metric && r->has_best == ts.has_best &&
+               r->stalls == ts.stalls && r->train_seconds == ts.train_seconds &&
+               r->tokens == ts.tokens && r->skipped == ts.skipped,
+           "training state round trip");
+    EXPECT(!strcmp(ck.config, d.config), "config text round trip");
+    EXPECT(ck.spm_len == sizeof spm && !memcmp(ck.spm, spm, sizeof spm), "spm bytes round trip");
+    checkpoint_free(&ck);
+
+    // weights only
+    snprintf(bad, sizeof bad, "%s/checkpoint.u10", dir);
+    CheckpointData w = {"x: 1\n", NULL, 0, &a.params, false, NULL};
+    EXPECT(checkpoint_save(bad, &w, err, sizeof err) == 0, "save weights: %s", err);
+    EXPECT(file_size(bad) < file_size(path) / 2, "weights-only file is smaller");
+    EXPECT(checkpoint_load(bad, &ck, err, sizeof err) == 0 && !ck.has_optimizer && !ck.has_state,
+           "weights-only load: %s", err);
+    EXPECT(checkpoint_restore(&ck, &b.params, true, err, sizeof err) != 0 &&
+               strstr(err, "no optimizer state"), "restoring moments from weights only: %s", err);
+    checkpoint_free(&ck);
+
+    // a model of another shape is refused by name
+    Model c;
+    tiny(&c, 32);
+    EXPECT(checkpoint_load(path, &ck, err, sizeof err) == 0, "reload");
+    EXPECT(checkpoint_restore(&ck, &c.params, false, err, sizeof err) != 0 &&
+               strstr(err, "emb.shared") && strstr(err, "20x16"), "shape mismatch: %s", err);
+    checkpoint_free(&ck);
+    model_free(&c);
+
+    // damage
+    long size = file_size(path);
+    FILE *f = fopen(path, "rb");
+    char *bytes = malloc((size_t)size);
+    CHECK(fread(bytes, 1, (size_t)size, f) == (size_t)size, "read back");
+    fclose(f);
+    struct { const char *what; long len; long flip; char byte; const char *want; } cases[] = {
+        {"flipped", size, size / 2, 0, "corrupted: checksum"},
+        {"truncated", size - 100, -1, 0, "truncated"},
+        {"magic", size, 0, 'X', "bad magic"},
+        {"version", size, 8, 9, "version 9"},
+        {"empty", 0, -1, 0, "bad magic"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(bad, sizeof bad, "%s/%s", dir, cases[i].what);
+        f = fopen(bad, "wb");
+        char saved = cases[i].flip >= 0 ? bytes[cases[i].flip] : 0;
+        if (cases[i].flip >= 0) bytes[cases[i].flip] = cases[i].byte ? cases[i].byte : (char)(saved ^ 1);
+        fwrite(bytes, 1, (size_t)cases[i].len, f);
+        fclose(f);
+        if (cases[i].flip >= 0) bytes[cases[i].flip] = saved;
+        expect_load_error(bad, cases[i].want);
+        unlink(bad);
+    }
+    snprintf(bad, sizeof bad, "%s/missing", dir);
+    expect_load_error(bad, "cannot open");
+    snprintf(bad, sizeof bad, "%s/no/such/dir/ckpt", dir);
+    EXPECT(checkpoint_save(bad, &d, err, sizeof err) != 0 && strstr(err, "cannot create"),
+           "save into a missing directory: %s", err);
+    free(bytes);
+    unlink(path);
+    snprintf(bad, sizeof bad, "%s/checkpoint.u10", dir);
+    unlink(bad);
+    EXPECT(rmdir(dir) == 0, "no temporary files left behind in %s", dir);
+    model_free(&a), model_free(&b);
+    return test_finish();
+}

@@ -1,0 +1,72 @@
+/* checkpoint.h: checkpoint files. A checkpoint holds everything to translate with a model (the
+ * resolved config, the SentencePiece model bytes, the parameters by name) and, for
+ * checkpoint.last, everything to continue training bit-exactly (Adam moments and the training
+ * state: step counters, data cursor, RNG, best metric, patience).
+ *
+ * File: magic "NMTCKPT1", uint32 version, uint32 section count, uint64 payload bytes, uint32
+ * CRC-32 (zlib) of the payload; the payload is a list of sections (uint32 tag, uint64 length,
+ * bytes). Writes go to a temporary file in the same directory, fsync, rename, fsync of the
+ * directory: a crash never leaves a partial checkpoint under the final name. Loading checks the
+ * magic, version, size and checksum and says which one failed. */
+#ifndef NMT_CHECKPOINT_H
+#define NMT_CHECKPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "params.h"
+
+/* Training progress, saved in full checkpoints. */
+typedef struct TrainState {
+    long update;          // optimizer updates done
+    long micro_step;      // batches processed (the dropout RNG counter)
+    int epoch;            // data epoch of the next batch (1-based)
+    long batch_in_epoch;  // index of the next batch within its epoch
+    double best_metric;   // best validation metric so far (higher is better)
+    int has_best;
+    int stalls;           // validations since the last improvement
+    double train_seconds; // training time so far
+    long tokens;          // target tokens trained on
+    long skipped;         // updates skipped for non-finite gradients
+} TrainState;
+
+typedef struct CheckpointData {
+    const char *config;        // resolved config (YAML text)
+    const void *spm;           // SentencePiece model bytes (may be NULL)
+    size_t spm_len;
+    const ParamTable *params;  // values, and moments when with_optimizer
+    bool with_optimizer;
+    const TrainState *state;   // NULL for a weights-only checkpoint
+} CheckpointData;
+
+/* 0 on success; on failure -1 and a message naming the file in err. */
+int checkpoint_save(const char *path, const CheckpointData *d, char *err, size_t errlen);
+
+/* A loaded checkpoint: sections point into one buffer. */
+typedef struct Checkpoint {
+    char *blob;
+    size_t size;
+    char *config;              // NUL-terminated copy
+    const void *spm;
+    size_t spm_len;
+    bool has_optimizer, has_state;
+    TrainState state;
+    // parameter index
+    int nparams;
+    struct CkptTensor {
+        char name[64];
+        int rows, cols;
+        size_t numel;
+        const float *value, *adam_m, *adam_v;  // adam_* NULL without optimizer state
+    } *tensors;
+} Checkpoint;
+
+int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen);
+void checkpoint_free(Checkpoint *ck);
+/* Copies tensors into pt by name (and the Adam moments when `optimizer`); every tensor of pt
+ * must be present with the same shape. */
+int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer, char *err,
+                       size_t errlen);
+
+#endif
