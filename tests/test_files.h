@@ -1,6 +1,9 @@
 /* test_files.h: file helpers for the data tests: a private temp directory (removed at the end),
  * writing plain and gzip files, reading a file back, and running a function in a child process
- * to check a fatal error's exit status and message. */
+ * to check a fatal error's exit status and message.
+ * Under AddressSanitizer, the uninstrumented SentencePiece library spends most of its time in
+ * unwinding a 30-frame stack for every malloc; the data tests ask for 5 frames by default
+ * (ASAN_OPTIONS still overrides), which makes them about 2.5x faster. */
 #ifndef NMT_TEST_FILES_H
 #define NMT_TEST_FILES_H
 
@@ -13,6 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+__attribute__((used)) const char *__asan_default_options(void) { return "malloc_context_size=5"; }
+
 static inline char *test_tempdir(void) {
     const char *base = getenv("TMPDIR");
     char tmpl[4096];
@@ -24,13 +29,16 @@ static inline char *test_tempdir(void) {
     return strdup(tmpl);
 }
 
-/* "dir/name" in a static ring of buffers, so a few can be used in one expression. */
+/* "dir/name", valid until 8 more calls (so a few can be used in one expression). */
 static inline const char *test_path(const char *dir, const char *name) {
-    static char ring[8][4096];
+    static char *ring[8];
     static int next;
-    char *p = ring[next++ % 8];
-    snprintf(p, sizeof ring[0], "%s/%s", dir, name);
-    return p;
+    char **slot = &ring[next++ % 8];
+    size_t n = strlen(dir) + strlen(name) + 2;
+    free(*slot);
+    *slot = malloc(n);
+    snprintf(*slot, n, "%s/%s", dir, name);
+    return *slot;
 }
 
 static inline void test_write_file(const char *path, const void *bytes, size_t len) {

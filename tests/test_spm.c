@@ -177,10 +177,10 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
     EXPECT(differ == 0, "%s: file and bytes models differ on %d sentences", type, differ);
 
     // Concurrent encoding on one model equals serial encoding.
-    long *serial = calloc(NSENT, sizeof *serial), *parallel = calloc(NSENT, sizeof *parallel);
+    uint64_t *serial = calloc(NSENT, sizeof *serial), *parallel = calloc(NSENT, sizeof *parallel);
     for (int i = 0; i < NSENT; i++) {
         spm_encode(m, c->sent[i], strlen(c->sent[i]), &a);
-        for (int k = 0; k < a.n; k++) serial[i] = serial[i] * 31 + a.ids[k];
+        for (int k = 0; k < a.n; k++) serial[i] = serial[i] * 31 + (uint64_t)a.ids[k];
     }
 #pragma omp parallel
     {
@@ -188,7 +188,7 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
 #pragma omp for schedule(dynamic, 8)
         for (int i = 0; i < NSENT; i++) {
             spm_encode(m, c->sent[i], strlen(c->sent[i]), &mine);
-            for (int k = 0; k < mine.n; k++) parallel[i] = parallel[i] * 31 + mine.ids[k];
+            for (int k = 0; k < mine.n; k++) parallel[i] = parallel[i] * 31 + (uint64_t)mine.ids[k];
         }
         spm_ids_free(&mine);
     }
