@@ -32,8 +32,10 @@ void batcher_init(Batcher *b, const TokCache *cache, const BatcherOptions *opt) 
     CHECK(opt->batch_tokens > 0, "batch_tokens must be positive (got %ld)", opt->batch_tokens);
     CHECK(!opt->shuffle || opt->sort_pool > 0, "sort_pool must be positive (got %ld)",
           opt->sort_pool);
-    CHECK(cache->npairs < (1l << 32) - 1, "token cache '%s' has %ld pairs; the batcher handles "
-          "fewer than 2^32", cache->path, cache->npairs);
+    CHECK(cache->npairs < (1l << 32) - 1,
+          "token cache '%s' has %ld pairs; the batcher handles "
+          "fewer than 2^32",
+          cache->path, cache->npairs);
     *b = (Batcher){.cache = cache, .opt = *opt, .plan_epoch = -1};
     long n = cache->npairs;
     int max_S = 1, max_T = 1;
@@ -183,6 +185,6 @@ void batcher_seek(Batcher *b, BatchCursor cursor) {
     long nbatches = batcher_epoch_batches(b);
     CHECK(cursor.batch <= nbatches,
           "batch cursor (epoch %ld, batch %ld) is past the %ld batches of that epoch; was the "
-          "checkpoint made with other data or batch options?", cursor.epoch, cursor.batch,
-          nbatches);
+          "checkpoint made with other data or batch options?",
+          cursor.epoch, cursor.batch, nbatches);
 }

@@ -21,14 +21,14 @@
 #include "tokcache.h"
 
 typedef struct Batch {
-    int B, S, T;         // sentences, padded source length, padded target length
-    int32_t *src;        // (B, S) source ids + EOS, PAD-padded
-    int32_t *tgt_in;     // (B, T) BOS + target ids, PAD-padded
-    int32_t *tgt_out;    // (B, T) target ids + EOS, PAD-padded
-    int *src_len;        // (B) source ids + 1 (the EOS)
-    int *tgt_len;        // (B) target ids + 1 (the BOS, or the EOS)
-    long *index;         // (B) index of each pair in its split (the token cache)
-    long ntgt;           // non-pad target tokens: the sum of tgt_len
+    int B, S, T;       // sentences, padded source length, padded target length
+    int32_t *src;      // (B, S) source ids + EOS, PAD-padded
+    int32_t *tgt_in;   // (B, T) BOS + target ids, PAD-padded
+    int32_t *tgt_out;  // (B, T) target ids + EOS, PAD-padded
+    int *src_len;      // (B) source ids + 1 (the EOS)
+    int *tgt_len;      // (B) target ids + 1 (the BOS, or the EOS)
+    long *index;       // (B) index of each pair in its split (the token cache)
+    long ntgt;         // non-pad target tokens: the sum of tgt_len
 } Batch;
 
 typedef struct BatcherOptions {
@@ -47,13 +47,13 @@ typedef struct Batcher {
     const TokCache *cache;
     BatcherOptions opt;
     BatchCursor cursor;
-    long plan_epoch;         // epoch the plan below belongs to (-1: none yet)
-    long nbatches;           // batches in the plan
-    uint32_t *order;         // (npairs) pair indices, batch after batch
-    uint32_t *batch_first;   // (npairs + 1) where batch k starts in order (before shuffling)
-    uint32_t *batch_order;   // (npairs) the batches in the order they are produced
-    struct BatchKey *keys;   // (pool) sort scratch for one pool
-    Batch batch;             // buffers for the largest possible batch
+    long plan_epoch;        // epoch the plan below belongs to (-1: none yet)
+    long nbatches;          // batches in the plan
+    uint32_t *order;        // (npairs) pair indices, batch after batch
+    uint32_t *batch_first;  // (npairs + 1) where batch k starts in order (before shuffling)
+    uint32_t *batch_order;  // (npairs) the batches in the order they are produced
+    struct BatchKey *keys;  // (pool) sort scratch for one pool
+    Batch batch;            // buffers for the largest possible batch
 } Batcher;
 
 /* Fails (FATAL) if the options are invalid or the cache has 2^32 pairs or more. */

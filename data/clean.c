@@ -107,7 +107,7 @@ static bool slots_insert(uint64_t *slots, size_t cap, uint64_t h) {
 
 /* True if the pair hash h was not seen before (and remembers it). */
 static bool dedup_insert(PairDedup *d, uint64_t h) {
-    if (h == 0) h = 1;  // 0 marks an empty slot
+    if (h == 0) h = 1;                  // 0 marks an empty slot
     if (2 * (d->count + 1) > d->cap) {  // keep the load under 1/2
         size_t cap = 2 * d->cap;
         uint64_t *slots = xcalloc(cap, sizeof *slots);

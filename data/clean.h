@@ -31,14 +31,14 @@ CleanStatus clean_normalize(char *text, size_t *len);
 
 typedef enum DropReason {
     KEEP_PAIR,
-    DROP_INVALID_UTF8,   // text stage, in this order of precedence
+    DROP_INVALID_UTF8,  // text stage, in this order of precedence
     DROP_CONTROL_CHAR,
     DROP_EMPTY,
     DROP_DUPLICATE,
-    DROP_TOO_SHORT,      // subword stage
+    DROP_TOO_SHORT,  // subword stage
     DROP_TOO_LONG,
     DROP_LENGTH_RATIO,
-    DROP_REASONS         // number of values, KEEP_PAIR included
+    DROP_REASONS  // number of values, KEEP_PAIR included
 } DropReason;
 
 const char *drop_reason_name(DropReason reason);  // "invalid_utf8", "duplicate", ...

@@ -154,19 +154,19 @@ static void progress_end(const Progress *p) {
 /* ---- the reservoir sample of training sentences for SentencePiece ---- */
 
 typedef struct Reservoir {
-    char **text;      // (cap) NUL-terminated sentences
-    size_t *len;      // (cap)
-    long cap;         // sample size; grows without bound when unlimited
-    long count;       // sentences held
-    bool unlimited;   // spm_input_sentences == 0: keep every sentence
-    uint64_t seen;    // sentences offered
+    char **text;     // (cap) NUL-terminated sentences
+    size_t *len;     // (cap)
+    long cap;        // sample size; grows without bound when unlimited
+    long count;      // sentences held
+    bool unlimited;  // spm_input_sentences == 0: keep every sentence
+    uint64_t seen;   // sentences offered
     Rng rng;
-    long next;        // iteration position for SentencePiece
+    long next;  // iteration position for SentencePiece
 } Reservoir;
 
 static void reservoir_init(Reservoir *r, long size, uint64_t seed) {
-    *r = (Reservoir){.cap = size > 0 ? size : 1024, .unlimited = size == 0,
-                     .rng = rng_init(seed, 0x5350)};
+    *r = (Reservoir){
+        .cap = size > 0 ? size : 1024, .unlimited = size == 0, .rng = rng_init(seed, 0x5350)};
     r->text = xcalloc((size_t)r->cap, sizeof *r->text);
     r->len = xcalloc((size_t)r->cap, sizeof *r->len);
 }
@@ -222,18 +222,18 @@ typedef struct SplitStats {
     long dropped[DROP_REASONS];  // train: pairs dropped per reason (KEEP_PAIR unused)
     long control_kept;           // valid/test: pairs kept although they hold control characters
     long src_tokens, tgt_tokens;
-    long *corpus_read;           // (corpora) pairs read per corpus
-    long *corpus_kept;           // (corpora) pairs kept per corpus
+    long *corpus_read;  // (corpora) pairs read per corpus
+    long *corpus_kept;  // (corpora) pairs kept per corpus
 } SplitStats;
 
 typedef struct EncodeChunk {
-    long n;              // pairs held
-    char *text;          // normalized sides back to back
+    long n;      // pairs held
+    char *text;  // normalized sides back to back
     size_t used, cap;
-    size_t *start;       // (2 * CHUNK_PAIRS) side k of pair k / 2: source if even, target if odd
-    size_t *len;         // (2 * CHUNK_PAIRS)
-    int *corpus;         // (CHUNK_PAIRS) corpus of each pair
-    SpmIds *ids;         // (2 * CHUNK_PAIRS) encodings, reused across chunks
+    size_t *start;  // (2 * CHUNK_PAIRS) side k of pair k / 2: source if even, target if odd
+    size_t *len;    // (2 * CHUNK_PAIRS)
+    int *corpus;    // (CHUNK_PAIRS) corpus of each pair
+    SpmIds *ids;    // (2 * CHUNK_PAIRS) encodings, reused across chunks
 } EncodeChunk;
 
 typedef struct Prep {
@@ -242,7 +242,7 @@ typedef struct Prep {
     char config_key[17], spm_key[17];
     SplitStats stats[NSPLITS];
     PairDedup dedup;
-    uint8_t *keep;                  // (train pairs / 8) bitmap: pairs that passed the text stage
+    uint8_t *keep;  // (train pairs / 8) bitmap: pairs that passed the text stage
     size_t keep_bytes;
     Reservoir sample;
     bool sampling;
@@ -263,9 +263,9 @@ static void check_corpus_list(const CorpusList *list, const char *key, bool may_
     CHECK(may_be_empty || list->count > 0, "%s lists no corpora; give at least one {src, tgt}",
           key);
     for (int i = 0; i < list->count; i++)
-        CHECK(list->items[i].src && *list->items[i].src && list->items[i].tgt &&
-                  *list->items[i].tgt,
-              "%s[%d] needs both a src and a tgt path", key, i);
+        CHECK(
+            list->items[i].src && *list->items[i].src && list->items[i].tgt && *list->items[i].tgt,
+            "%s[%d] needs both a src and a tgt path", key, i);
 }
 
 static void check_spec(const PrepareSpec *s) {
@@ -435,9 +435,10 @@ static void scan_train_pair(Prep *p, char *src, size_t src_len, char *tgt, size_
 static bool normalize_eval_side(const TextReader *r, Split split, char *text, size_t *len) {
     CleanStatus status = clean_normalize(text, len);
     if (status == CLEAN_INVALID_UTF8)
-        FATAL("%s:%ld: invalid UTF-8 at byte %zu. %s pairs are never dropped, so the file must be "
-              "fixed (or moved to data.train, where such pairs are dropped and counted)",
-              r->path, r->record_line, *len + 1, split == SPLIT_VALID ? "data.valid" : "data.test");
+        FATAL(
+            "%s:%ld: invalid UTF-8 at byte %zu. %s pairs are never dropped, so the file must be "
+            "fixed (or moved to data.train, where such pairs are dropped and counted)",
+            r->path, r->record_line, *len + 1, split == SPLIT_VALID ? "data.valid" : "data.test");
     return status == CLEAN_HAS_CONTROL;
 }
 
@@ -500,10 +501,11 @@ static void train_spm(Prep *p) {
         .threads = p->threads,
         .verbose = s->spm_verbose,
     };
-    printf("prepare: training SentencePiece (%s, %d pieces, coverage %g) on %ld sentences "
-           "sampled from %llu\n",
-           s->spm_model_type, s->vocab_size, s->character_coverage, p->sample.count,
-           (unsigned long long)p->sample.seen);
+    printf(
+        "prepare: training SentencePiece (%s, %d pieces, coverage %g) on %ld sentences "
+        "sampled from %llu\n",
+        s->spm_model_type, s->vocab_size, s->character_coverage, p->sample.count,
+        (unsigned long long)p->sample.seen);
     fflush(stdout);
     double t0 = now_seconds();
     char *model = NULL;
@@ -602,8 +604,9 @@ static void encode_split(Prep *p, Split split, EncodeChunk *chunk) {
         if (split == SPLIT_TRAIN && !(p->keep[pair / 8] & (1u << (pair % 8)))) continue;
         for (int side = 0; side < 2; side++) {
             CHECK(clean_normalize(text[side], &len[side]) != CLEAN_INVALID_UTF8,
-                  "%s:%ld changed while prepare was reading it", side ? reader.tgt.path
-                  : reader.src.path, side ? reader.tgt.record_line : reader.src.record_line);
+                  "%s:%ld changed while prepare was reading it",
+                  side ? reader.tgt.path : reader.src.path,
+                  side ? reader.tgt.record_line : reader.src.record_line);
             chunk_add_side(chunk, 2 * chunk->n + side, text[side], len[side]);
         }
         chunk->corpus[chunk->n++] = reader.corpus;
@@ -623,8 +626,9 @@ static void manifest_split(StrBuf *m, const Prep *p, Split split) {
     const SplitStats *st = &p->stats[split];
     const CorpusList *list = split_corpora(p->spec, split);
     sb_printf(m, "    \"%s\": {\n", split_names[split]);
-    sb_printf(m, "      \"pairs_read\": %ld, \"pairs_kept\": %ld, \"src_tokens\": %ld, "
-                 "\"tgt_tokens\": %ld, \"control_char_pairs_kept\": %ld,\n",
+    sb_printf(m,
+              "      \"pairs_read\": %ld, \"pairs_kept\": %ld, \"src_tokens\": %ld, "
+              "\"tgt_tokens\": %ld, \"control_char_pairs_kept\": %ld,\n",
               st->read, st->kept, st->src_tokens, st->tgt_tokens, st->control_kept);
     sb_printf(m, "      \"dropped\": {");
     for (int why = KEEP_PAIR + 1; why < DROP_REASONS; why++)
@@ -659,14 +663,16 @@ static void write_manifest(const Prep *p, bool spm_reused) {
     sb_printf(&m, "{\n  \"format\": \"nmt prepare manifest\", \"version\": %d,\n",
               PREPARE_FORMAT_VERSION);
     sb_printf(&m, "  \"config_key\": \"%s\", \"spm_key\": \"%s\",\n", p->config_key, p->spm_key);
-    sb_printf(&m, "  \"config\": {\"data.vocab_size\": %d, \"data.spm_model_type\": \"%s\", "
-                  "\"data.character_coverage\": %.17g, \"data.spm_input_sentences\": %ld, "
-                  "\"data.max_len\": %d, \"data.max_len_ratio\": %.17g, \"data.min_len\": %d, "
-                  "\"data.seed\": %llu},\n",
+    sb_printf(&m,
+              "  \"config\": {\"data.vocab_size\": %d, \"data.spm_model_type\": \"%s\", "
+              "\"data.character_coverage\": %.17g, \"data.spm_input_sentences\": %ld, "
+              "\"data.max_len\": %d, \"data.max_len_ratio\": %.17g, \"data.min_len\": %d, "
+              "\"data.seed\": %llu},\n",
               s->vocab_size, s->spm_model_type, s->character_coverage, s->spm_input_sentences,
               s->max_len, s->max_len_ratio, s->min_len, (unsigned long long)s->seed);
-    sb_printf(&m, "  \"spm\": {\"file\": \"%s\", \"bytes\": %zu, \"fingerprint\": \"%016llx\", "
-                  "\"vocab_size\": %d, \"reused\": %s},\n",
+    sb_printf(&m,
+              "  \"spm\": {\"file\": \"%s\", \"bytes\": %zu, \"fingerprint\": \"%016llx\", "
+              "\"vocab_size\": %d, \"reused\": %s},\n",
               PREPARE_SPM_MODEL, p->spm_bytes, (unsigned long long)p->fingerprint, p->vocab_size,
               spm_reused ? "true" : "false");
     sb_printf(&m, "  \"splits\": {\n");
@@ -761,8 +767,7 @@ PrepareOutcome prepare_run(const PrepareSpec *spec) {
 
     if (!spm_reused) {
         train_spm(&p);
-        printf("prepare: SentencePiece trained in %.1f s (%d threads)\n", p.spm_seconds,
-               p.threads);
+        printf("prepare: SentencePiece trained in %.1f s (%d threads)\n", p.spm_seconds, p.threads);
         reservoir_free(&p.sample);
     }
 
@@ -775,11 +780,14 @@ PrepareOutcome prepare_run(const PrepareSpec *spec) {
     log_rate("encode", p.encode_sentences, p.encode_seconds, threads);
     CHECK(p.stats[SPLIT_TRAIN].kept > 0,
           "no training pair is left after the length filters (data.min_len %d, data.max_len %d, "
-          "data.max_len_ratio %g)", spec->min_len, spec->max_len, spec->max_len_ratio);
+          "data.max_len_ratio %g)",
+          spec->min_len, spec->max_len, spec->max_len_ratio);
     for (int split = 0; split < NSPLITS; split++) log_split(&p, (Split)split);
     write_manifest(&p, spm_reused);
-    printf("prepare: wrote %s/{%s, train.tok, valid.tok, test.tok, valid.src, valid.tgt, "
-           "test.src, test.tgt, %s}\n", spec->dir, PREPARE_SPM_MODEL, PREPARE_MANIFEST);
+    printf(
+        "prepare: wrote %s/{%s, train.tok, valid.tok, test.tok, valid.src, valid.tgt, "
+        "test.src, test.tgt, %s}\n",
+        spec->dir, PREPARE_SPM_MODEL, PREPARE_MANIFEST);
     fflush(stdout);
     prep_free(&p);
     return spm_reused ? PREPARE_REENCODED : PREPARE_BUILT;

@@ -30,19 +30,19 @@ typedef struct CorpusList {
 
 /* One field per key of the `data:` config section. */
 typedef struct PrepareSpec {
-    const char *dir;                 // data.dir: output directory (created if missing)
-    CorpusList train;                // data.train: [{src, tgt}, ...], at least one
-    CorpusList valid;                // data.valid: at least one
-    CorpusList test;                 // data.test: may be empty
-    int vocab_size;                  // data.vocab_size: joint pieces, > 260 (4 special + 256 bytes)
-    const char *spm_model_type;      // data.spm_model_type: "unigram" or "bpe"
-    double character_coverage;       // data.character_coverage: (0, 1], 1.0 for EN/DE
-    long spm_input_sentences;        // data.spm_input_sentences: SentencePiece sample (0 = all)
-    int max_len;                     // data.max_len: train, subword tokens per side (0 = no limit)
-    double max_len_ratio;            // data.max_len_ratio: train, longer/shorter side (0 = none)
-    int min_len;                     // data.min_len: train, subword tokens per side
-    uint64_t seed;                   // data.seed: the SentencePiece sample and training
-    bool spm_verbose;                // SentencePiece's own training log on stderr
+    const char *dir;             // data.dir: output directory (created if missing)
+    CorpusList train;            // data.train: [{src, tgt}, ...], at least one
+    CorpusList valid;            // data.valid: at least one
+    CorpusList test;             // data.test: may be empty
+    int vocab_size;              // data.vocab_size: joint pieces, > 260 (4 special + 256 bytes)
+    const char *spm_model_type;  // data.spm_model_type: "unigram" or "bpe"
+    double character_coverage;   // data.character_coverage: (0, 1], 1.0 for EN/DE
+    long spm_input_sentences;    // data.spm_input_sentences: SentencePiece sample (0 = all)
+    int max_len;                 // data.max_len: train, subword tokens per side (0 = no limit)
+    double max_len_ratio;        // data.max_len_ratio: train, longer/shorter side (0 = none)
+    int min_len;                 // data.min_len: train, subword tokens per side
+    uint64_t seed;               // data.seed: the SentencePiece sample and training
+    bool spm_verbose;            // SentencePiece's own training log on stderr
 } PrepareSpec;
 
 typedef enum PrepareOutcome {

@@ -96,17 +96,17 @@ int copy_ids(const std::vector<int> &ids, SpmIds *out) {
 int finish_load(SpmModel **out, std::unique_ptr<SpmModel> model, const Status &status,
                 const char *origin) {
     if (!status.ok()) {
-        data_fail("cannot load SentencePiece model from %s: %s", origin,
-                  status.ToString().c_str());
+        data_fail("cannot load SentencePiece model from %s: %s", origin, status.ToString().c_str());
         return static_cast<int>(status.code());
     }
     const sentencepiece::SentencePieceProcessor &p = model->processor;
     if (p.pad_id() != SPM_PAD_ID || p.unk_id() != SPM_UNK_ID || p.bos_id() != SPM_BOS_ID ||
         p.eos_id() != SPM_EOS_ID) {
-        data_fail("SentencePiece model from %s has special ids pad=%d unk=%d bos=%d eos=%d; nmt "
-                  "needs pad=%d unk=%d bos=%d eos=%d (train it with `nmt prepare`)",
-                  origin, p.pad_id(), p.unk_id(), p.bos_id(), p.eos_id(), SPM_PAD_ID, SPM_UNK_ID,
-                  SPM_BOS_ID, SPM_EOS_ID);
+        data_fail(
+            "SentencePiece model from %s has special ids pad=%d unk=%d bos=%d eos=%d; nmt "
+            "needs pad=%d unk=%d bos=%d eos=%d (train it with `nmt prepare`)",
+            origin, p.pad_id(), p.unk_id(), p.bos_id(), p.eos_id(), SPM_PAD_ID, SPM_UNK_ID,
+            SPM_BOS_ID, SPM_EOS_ID);
         return kInvalidArgument;
     }
     *out = model.release();
@@ -202,8 +202,10 @@ int spm_decode(const SpmModel *model, const int32_t *ids, int n, char **text, si
         int size = model->processor.GetPieceSize();
         for (int i = 0; i < n; i++) {
             if (ids[i] < 0 || ids[i] >= size) {
-                data_fail("SentencePiece decode: id %d at position %d is outside the vocabulary "
-                          "[0, %d)", ids[i], i, size);
+                data_fail(
+                    "SentencePiece decode: id %d at position %d is outside the vocabulary "
+                    "[0, %d)",
+                    ids[i], i, size);
                 return kInvalidArgument;
             }
         }

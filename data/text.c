@@ -60,8 +60,9 @@ static int fill_chunk(TextReader *r) {
     int zerr = Z_OK;
     const char *msg = gzerror(r->gz, &zerr);
     if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
-        return data_fail("'%s': cannot read past line %ld: %s (the gzip file is truncated or corrupt)",
-                         r->path, r->line, msg);
+        return data_fail(
+            "'%s': cannot read past line %ld: %s (the gzip file is truncated or corrupt)", r->path,
+            r->line, msg);
     r->chunk_len = (size_t)n;
     r->chunk_pos = 0;
     if (n == 0) r->at_eof = true;
@@ -206,7 +207,8 @@ static int next_seg(TextReader *r, char **rec, size_t *len) {
         const char *w = r->text, *end = r->text + r->text_len;
         const char *seg = find_seg_open(w + r->scan, end);
         const char *open_end = seg ? memchr(seg, '>', (size_t)(end - seg)) : NULL;
-        const char *close = open_end ? memmem(open_end, (size_t)(end - open_end), "</seg>", 6) : NULL;
+        const char *close =
+            open_end ? memmem(open_end, (size_t)(end - open_end), "</seg>", 6) : NULL;
         if (close) {
             r->record_line = r->line - count_newlines(seg, end);
             *len = set_record_unescaped(r, open_end + 1, (size_t)(close - open_end - 1));
@@ -230,8 +232,10 @@ static int next_seg(TextReader *r, char **rec, size_t *len) {
         if (st < 0) return -1;
         if (st == 0) {
             if (!seg) return 0;
-            return data_fail("'%s':%ld: <seg> element is not closed by </seg> before the end of "
-                             "the file", r->path, seg_line);
+            return data_fail(
+                "'%s':%ld: <seg> element is not closed by </seg> before the end of "
+                "the file",
+                r->path, seg_line);
         }
     }
 }
@@ -292,11 +296,11 @@ int parallel_next(ParallelReader *p, char **src, size_t *src_len, char **tgt, si
             long ns = s ? count_remaining(&p->src) : p->src.records;
             long nt = t ? count_remaining(&p->tgt) : p->tgt.records;
             if (ns < 0 || nt < 0) return -1;
-            return data_fail("parallel corpus mismatch: '%s' has %ld %s but '%s' has %ld %s "
-                             "(record i of one side must be the translation of record i of the "
-                             "other)",
-                             p->src.path, ns, record_unit(&p->src), p->tgt.path, nt,
-                             record_unit(&p->tgt));
+            return data_fail(
+                "parallel corpus mismatch: '%s' has %ld %s but '%s' has %ld %s "
+                "(record i of one side must be the translation of record i of the "
+                "other)",
+                p->src.path, ns, record_unit(&p->src), p->tgt.path, nt, record_unit(&p->tgt));
         }
         text_close(&p->src);
         text_close(&p->tgt);

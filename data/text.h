@@ -17,17 +17,17 @@
 typedef struct TextReader {
     char *path;
     gzFile gz;
-    bool sgm;            // records are <seg> contents rather than lines
-    bool at_eof;         // gzread has returned everything
-    long line;           // physical lines consumed so far
-    long record_line;    // 1-based line where the last record starts
-    long records;        // records returned so far
-    char *chunk;         // (TEXT_CHUNK) bytes from gzread
+    bool sgm;          // records are <seg> contents rather than lines
+    bool at_eof;       // gzread has returned everything
+    long line;         // physical lines consumed so far
+    long record_line;  // 1-based line where the last record starts
+    long records;      // records returned so far
+    char *chunk;       // (TEXT_CHUNK) bytes from gzread
     size_t chunk_len, chunk_pos;
-    char *text;          // the current physical line (line mode) or SGM window, NUL-terminated
+    char *text;  // the current physical line (line mode) or SGM window, NUL-terminated
     size_t text_len, text_cap;
-    size_t scan;         // SGM: where to look for the next <seg> in text
-    char *record;        // SGM: the unescaped content of the last <seg>
+    size_t scan;   // SGM: where to look for the next <seg> in text
+    char *record;  // SGM: the unescaped content of the last <seg>
     size_t record_cap;
 } TextReader;
 
@@ -38,15 +38,16 @@ int text_next(TextReader *r, char **rec, size_t *len);
 void text_close(TextReader *r);
 
 typedef struct CorpusPair {
-    const char *src, *tgt;  // paths of the two sides; record i of one translates record i of the other
+    const char *src,
+        *tgt;  // paths of the two sides; record i of one translates record i of the other
 } CorpusPair;
 
 typedef struct ParallelReader {
     const CorpusPair *corpora;
     int ncorpora;
-    int corpus;      // index of the corpus being read (ncorpora when done)
+    int corpus;  // index of the corpus being read (ncorpora when done)
     TextReader src, tgt;
-    long pairs;      // pairs returned so far over all corpora
+    long pairs;  // pairs returned so far over all corpora
 } ParallelReader;
 
 int parallel_open(ParallelReader *p, const CorpusPair *corpora, int ncorpora);

@@ -129,39 +129,45 @@ static int validate(const TokCache *c, const TokCacheHeader *h, int vocab_size,
     if (memcmp(h->magic, TOKCACHE_MAGIC, sizeof h->magic) != 0)
         return data_fail("'%s' is not an nmt token cache (wrong magic bytes)", path);
     if (h->version != TOKCACHE_VERSION)
-        return data_fail("'%s' is a version %u token cache; this build reads version %d (run "
-                         "`nmt prepare` again)", path, h->version, TOKCACHE_VERSION);
+        return data_fail(
+            "'%s' is a version %u token cache; this build reads version %d (run "
+            "`nmt prepare` again)",
+            path, h->version, TOKCACHE_VERSION);
     // Counts bounded by the file size first, so that the section arithmetic cannot overflow.
-    bool counts_fit = h->npairs <= size / 12 && h->src_tokens <= size / 4 &&
-                      h->tgt_tokens <= size / 4;
+    bool counts_fit =
+        h->npairs <= size / 12 && h->src_tokens <= size / 4 && h->tgt_tokens <= size / 4;
     if (!counts_fit || h->file_bytes != size || sections_of(h).end != size)
-        return data_fail("'%s' is truncated or corrupt: it has %llu bytes, its header describes "
-                         "%llu pairs, %llu + %llu tokens in %llu bytes",
-                         path, (unsigned long long)size, (unsigned long long)h->npairs,
-                         (unsigned long long)h->src_tokens, (unsigned long long)h->tgt_tokens,
-                         (unsigned long long)h->file_bytes);
+        return data_fail(
+            "'%s' is truncated or corrupt: it has %llu bytes, its header describes "
+            "%llu pairs, %llu + %llu tokens in %llu bytes",
+            path, (unsigned long long)size, (unsigned long long)h->npairs,
+            (unsigned long long)h->src_tokens, (unsigned long long)h->tgt_tokens,
+            (unsigned long long)h->file_bytes);
     Sections s = sections_of(h);
     uint32_t stored;
     memcpy(&stored, (const char *)c->map + s.crc, sizeof stored);
     uint32_t computed = crc_update(crc_update(0, NULL, 0), c->map, (size_t)s.crc);
     if (stored != computed)
-        return data_fail("'%s' is corrupt: CRC-32 %08x of its contents does not match the stored "
-                         "%08x", path, computed, stored);
+        return data_fail(
+            "'%s' is corrupt: CRC-32 %08x of its contents does not match the stored "
+            "%08x",
+            path, computed, stored);
     if (h->vocab_size != (uint32_t)vocab_size)
-        return data_fail("'%s' was encoded with a %u-piece vocabulary but the SentencePiece model "
-                         "has %d pieces (run `nmt prepare` again)", path, h->vocab_size, vocab_size);
+        return data_fail(
+            "'%s' was encoded with a %u-piece vocabulary but the SentencePiece model "
+            "has %d pieces (run `nmt prepare` again)",
+            path, h->vocab_size, vocab_size);
     if (h->spm_fingerprint != spm_fingerprint)
-        return data_fail("'%s' was encoded with a different SentencePiece model (fingerprint "
-                         "%016llx, the model's is %016llx; run `nmt prepare` again)", path,
-                         (unsigned long long)h->spm_fingerprint,
-                         (unsigned long long)spm_fingerprint);
+        return data_fail(
+            "'%s' was encoded with a different SentencePiece model (fingerprint "
+            "%016llx, the model's is %016llx; run `nmt prepare` again)",
+            path, (unsigned long long)h->spm_fingerprint, (unsigned long long)spm_fingerprint);
     const uint64_t *offsets = (const uint64_t *)((const char *)c->map + s.offsets);
     const uint32_t *src_len = (const uint32_t *)((const char *)c->map + s.src_len);
     bool consistent = offsets[0] == 0 && offsets[h->npairs] == h->src_tokens + h->tgt_tokens;
     for (uint64_t i = 0; consistent && i < h->npairs; i++)
         consistent = offsets[i + 1] >= offsets[i] + src_len[i];
-    if (!consistent)
-        return data_fail("'%s' is corrupt: its pair offsets are inconsistent", path);
+    if (!consistent) return data_fail("'%s' is corrupt: its pair offsets are inconsistent", path);
     return 0;
 }
 

@@ -70,9 +70,9 @@ static inline const int32_t *tokcache_tgt(const TokCache *c, long i) {
 typedef struct TokCacheWriter {
     AtomicFile file;
     TokCacheHeader header;
-    uint32_t body_crc;    // CRC-32 of the bytes after the header written so far
-    uint64_t *offsets;    // (cap + 1)
-    uint32_t *src_len;    // (cap)
+    uint32_t body_crc;  // CRC-32 of the bytes after the header written so far
+    uint64_t *offsets;  // (cap + 1)
+    uint32_t *src_len;  // (cap)
     long cap;
 } TokCacheWriter;
 

@@ -60,10 +60,16 @@ static void check_batch(const TokCache *c, const Batch *b, int *seen, long budge
                       *out = b->tgt_out + (size_t)i * b->T;
         int bad = 0;
         for (int t = 0; t < b->S; t++)
-            bad += src[t] != (t < ns ? tokcache_src(c, pair)[t] : t == ns ? SPM_EOS_ID : SPM_PAD_ID);
+            bad += src[t] != (t < ns    ? tokcache_src(c, pair)[t]
+                              : t == ns ? SPM_EOS_ID
+                                        : SPM_PAD_ID);
         for (int t = 0; t < b->T; t++) {
-            bad += in[t] != (t == 0 ? SPM_BOS_ID : t <= nt ? tokcache_tgt(c, pair)[t - 1] : SPM_PAD_ID);
-            bad += out[t] != (t < nt ? tokcache_tgt(c, pair)[t] : t == nt ? SPM_EOS_ID : SPM_PAD_ID);
+            bad += in[t] != (t == 0    ? SPM_BOS_ID
+                             : t <= nt ? tokcache_tgt(c, pair)[t - 1]
+                                       : SPM_PAD_ID);
+            bad += out[t] != (t < nt    ? tokcache_tgt(c, pair)[t]
+                              : t == nt ? SPM_EOS_ID
+                                        : SPM_PAD_ID);
         }
         EXPECT(bad == 0, "pair %ld: %d wrong ids in its rows", pair, bad);
     }
@@ -82,8 +88,8 @@ static long run_epoch(Batcher *b, const TokCache *c, long *order) {
     while ((batch = batcher_next(b))) {
         check_batch(c, batch, seen, b->opt.batch_tokens);
         for (int i = 0; i < batch->B; i++) order[n++] = batch->index[i];
-        for (int i = 0; i < batch->B; i++) real += batch->src_len[i] > batch->tgt_len[i]
-                                                   ? batch->src_len[i] : batch->tgt_len[i];
+        for (int i = 0; i < batch->B; i++)
+            real += batch->src_len[i] > batch->tgt_len[i] ? batch->src_len[i] : batch->tgt_len[i];
         padded += (long)batch->B * (batch->S > batch->T ? batch->S : batch->T);
         batches++;
     }

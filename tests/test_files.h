@@ -1,6 +1,6 @@
 /* test_files.h: file helpers for the data tests: a private temp directory (removed at the end),
- * writing plain and gzip files, reading a file back, and running a function in a child process
- * to check a fatal error's exit status and message.
+ * writing plain and gzip files, reading a file (or a count in a prepare manifest) back, and
+ * running a function in a child process to check a fatal error's exit status and message.
  * Under AddressSanitizer, the uninstrumented SentencePiece library spends most of its time in
  * unwinding a 30-frame stack for every malloc; the data tests ask for 5 frames by default
  * (ASAN_OPTIONS still overrides), which makes them about 2.5x faster. */
@@ -74,6 +74,22 @@ static inline char *test_read_file(const char *path, size_t *len) {
     bytes[got] = '\0';
     if (len) *len = got;
     return bytes;
+}
+
+/* The integer after "key": inside the object "split": { ... } of a prepare manifest, or -1. */
+static inline long test_manifest_count(const char *manifest, const char *split, const char *key) {
+    char anchor[64], field[64];
+    snprintf(anchor, sizeof anchor, "\"%s\": {", split);
+    snprintf(field, sizeof field, "\"%s\": ", key);
+    const char *obj = manifest ? strstr(manifest, anchor) : NULL;
+    const char *v = obj ? strstr(obj, field) : NULL;
+    return v ? strtol(v + strlen(field), NULL, 10) : -1;
+}
+
+/* The inode of path (0 if it does not exist): a rewritten (renamed-over) file gets a new one. */
+static inline ino_t test_inode(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
 /* Removes dir and everything below it (no symbolic links are followed). */

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "prepare.h"
 #include "spm.h"
@@ -47,8 +46,8 @@ static uint64_t next_random(uint64_t *x) {
 
 /* A sentence of `words` syllable words; the German side: "ge" + each word + "en". */
 static void make_sentence(uint64_t *x, int words, char *en, char *de) {
-    static const char *syl[] = {"ka", "ro", "mi", "ten", "sa", "lu", "vo", "dre", "ni", "pha",
-                                "ge", "stu", "bi", "an", "er", "ol", "ür", "ßa", "qu", "ix"};
+    static const char *syl[] = {"ka", "ro",  "mi", "ten", "sa", "lu", "vo", "dre", "ni", "pha",
+                                "ge", "stu", "bi", "an",  "er", "ol", "ür", "ßa",  "qu", "ix"};
     char *e = en, *d = de;
     for (int w = 0; w < words; w++) {
         char word[32] = "";
@@ -67,7 +66,8 @@ static void expect_pair(Expected *ex, const char *src, const char *tgt) {
 /* text with every space widened to tab + NBSP, and whitespace around it: normalizes to text. */
 static void make_messy(const char *text, char *out) {
     out += sprintf(out, "\t ");
-    for (; *text; text++) out += *text == ' ' ? sprintf(out, " \t\xC2\xA0") : sprintf(out, "%c", *text);
+    for (; *text; text++)
+        out += *text == ' ' ? sprintf(out, " \t\xC2\xA0") : sprintf(out, "%c", *text);
     sprintf(out, " \xE3\x80\x80");
 }
 
@@ -104,7 +104,8 @@ static void write_train(const char *in, Expected *ex) {
     // source (at most 2 pieces), 100-word sides (at least 100 pieces), and 3 one-letter words
     // (at most 6 pieces) against 20 (20 to 40 pieces).
     char long_en[400] = "", long_de[400] = "", letters[64] = "";
-    for (int w = 0; w < 100; w++) strcat(long_en, w ? " ka" : "ka"), strcat(long_de, w ? " ro" : "ro");
+    for (int w = 0; w < 100; w++)
+        strcat(long_en, w ? " ka" : "ka"), strcat(long_de, w ? " ro" : "ro");
     for (int w = 0; w < 20; w++) strcat(letters, w ? " q" : "q");
     const char *special[3][2] = {{"x", "y z w"}, {long_en, long_de}, {"a b c", letters}};
     for (int k = 0; k < 3; k++) {
@@ -123,12 +124,14 @@ static void write_train(const char *in, Expected *ex) {
 }
 
 /* Valid: a plain corpus with awkward lines (kept, normalized) and an SGM corpus. */
-static const char *const valid_en[] = {"kami roten", "with  spaces\xC2\xA0here ", "",
-                                       "ctl\x01 kept", "Fish & Chips <b>", "na\xC3\xAFve \xE6\x97\xA5"};
-static const char *const valid_de[] = {"imak netor", "mit Leerzeichen", "nicht leer",
-                                       "Steuer", "Fisch \"und\" Pommes", "\xF0\x9F\x98\x80"};
-static const char *const valid_en_norm[] = {"kami roten", "with spaces here", "", "ctl\x01 kept",
-                                            "Fish & Chips <b>", "na\xC3\xAFve \xE6\x97\xA5"};
+static const char *const valid_en[] = {
+    "kami roten",   "with  spaces\xC2\xA0here ", "",
+    "ctl\x01 kept", "Fish & Chips <b>",          "na\xC3\xAFve \xE6\x97\xA5"};
+static const char *const valid_de[] = {"imak netor", "mit Leerzeichen",      "nicht leer",
+                                       "Steuer",     "Fisch \"und\" Pommes", "\xF0\x9F\x98\x80"};
+static const char *const valid_en_norm[] = {
+    "kami roten",   "with spaces here", "",
+    "ctl\x01 kept", "Fish & Chips <b>", "na\xC3\xAFve \xE6\x97\xA5"};
 
 static void write_valid(const char *in) {
     Text en = {0}, de = {0};
@@ -156,7 +159,7 @@ static void setup_init(Setup *s, const char *dir) {
     snprintf(s->in, sizeof s->in, "%s/in", dir);
     snprintf(s->out, sizeof s->out, "%s/out/nested", dir);
     mkdir(s->in, 0777);
-    const char *names[8] = {"train1.en", "train1.de", "train2.en.gz", "train2.de.gz",
+    const char *names[8] = {"train1.en", "train1.de",    "train2.en.gz",  "train2.de.gz",
                             "valid1.en", "valid1.de.gz", "valid2.en.sgm", "valid2.de.sgm"};
     for (int i = 0; i < 8; i++) snprintf(s->paths[i], sizeof s->paths[i], "%s/%s", s->in, names[i]);
     for (int c = 0; c < 2; c++) {
@@ -179,22 +182,7 @@ static void setup_init(Setup *s, const char *dir) {
     };
 }
 
-/* The integer after "key": inside the object of "split": in the manifest (-1 if missing). */
-static long manifest_count(const char *manifest, const char *split, const char *key) {
-    char anchor[64], field[64];
-    snprintf(anchor, sizeof anchor, "\"%s\": {", split);
-    snprintf(field, sizeof field, "\"%s\": ", key);
-    const char *obj = manifest ? strstr(manifest, anchor) : NULL;
-    const char *v = obj ? strstr(obj, field) : NULL;
-    return v ? strtol(v + strlen(field), NULL, 10) : -1;
-}
-
 static const char *out_file(const Setup *s, const char *name) { return test_path(s->out, name); }
-
-static ino_t inode_of(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 ? st.st_ino : 0;
-}
 
 /* Checks the train cache and the manifest counts against expectations recomputed from the
  * model: the text-stage counts are known by construction. */
@@ -235,21 +223,28 @@ static void check_train(const Setup *s, const Expected *ex) {
     EXPECT(short_n >= 1 && long_n >= 1 && ratio_n >= 1,
            "the designed rejects should trigger every length rule: %ld %ld %ld", short_n, long_n,
            ratio_n);
-    EXPECT(kept == c.npairs && wrong == 0, "train cache: %ld pairs, want %ld; %ld differ",
-           c.npairs, kept, wrong);
+    EXPECT(kept == c.npairs && wrong == 0, "train cache: %ld pairs, want %ld; %ld differ", c.npairs,
+           kept, wrong);
     char *manifest = test_read_file(out_file(s, PREPARE_MANIFEST), NULL);
     const struct {
         const char *key;
         long want;
     } counts[] = {
-        {"pairs_read", GOOD + 2 + 3 + 4 + 5 + 3}, {"pairs_kept", kept}, {"invalid_utf8", 2},
-        {"control_char", 3}, {"empty", 4}, {"duplicate", 5}, {"too_short", short_n},
-        {"too_long", long_n}, {"length_ratio", ratio_n}, {"src_tokens", c.src_tokens},
+        {"pairs_read", GOOD + 2 + 3 + 4 + 5 + 3},
+        {"pairs_kept", kept},
+        {"invalid_utf8", 2},
+        {"control_char", 3},
+        {"empty", 4},
+        {"duplicate", 5},
+        {"too_short", short_n},
+        {"too_long", long_n},
+        {"length_ratio", ratio_n},
+        {"src_tokens", c.src_tokens},
     };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        EXPECT(manifest_count(manifest, "train", counts[i].key) == counts[i].want,
+        EXPECT(test_manifest_count(manifest, "train", counts[i].key) == counts[i].want,
                "manifest train %s = %ld, want %ld", counts[i].key,
-               manifest_count(manifest, "train", counts[i].key), counts[i].want);
+               test_manifest_count(manifest, "train", counts[i].key), counts[i].want);
     free(manifest);
     tokcache_close(&c);
     spm_ids_free(&a);
@@ -273,7 +268,8 @@ static void check_valid(const Setup *s) {
     size_t model_len = 0;
     char *model = test_read_file(out_file(s, PREPARE_SPM_MODEL), &model_len);
     TokCache c;
-    EXPECT(tokcache_open(&c, out_file(s, "valid.tok"), VOCAB, tokcache_fingerprint(model, model_len)) == 0,
+    EXPECT(tokcache_open(&c, out_file(s, "valid.tok"), VOCAB,
+                         tokcache_fingerprint(model, model_len)) == 0,
            "valid.tok: %s", data_last_error());
     EXPECT(c.npairs == 6, "valid.tok has %ld pairs, want 6 (never dropped)", c.npairs);
     for (long i = 0; i < c.npairs && i < 6; i++) {
@@ -284,13 +280,14 @@ static void check_valid(const Setup *s) {
         free(dec);
     }
     char *manifest = test_read_file(out_file(s, PREPARE_MANIFEST), NULL);
-    EXPECT(manifest_count(manifest, "valid", "pairs_read") == 6 &&
-               manifest_count(manifest, "valid", "pairs_kept") == 6 &&
-               manifest_count(manifest, "valid", "control_char_pairs_kept") == 1,
+    EXPECT(test_manifest_count(manifest, "valid", "pairs_read") == 6 &&
+               test_manifest_count(manifest, "valid", "pairs_kept") == 6 &&
+               test_manifest_count(manifest, "valid", "control_char_pairs_kept") == 1,
            "manifest valid counts");
-    EXPECT(manifest_count(manifest, "test", "pairs_read") == 0, "manifest test counts");
+    EXPECT(test_manifest_count(manifest, "test", "pairs_read") == 0, "manifest test counts");
     tokcache_close(&c);
-    EXPECT(tokcache_open(&c, out_file(s, "test.tok"), VOCAB, tokcache_fingerprint(model, model_len)) == 0 &&
+    EXPECT(tokcache_open(&c, out_file(s, "test.tok"), VOCAB,
+                         tokcache_fingerprint(model, model_len)) == 0 &&
                c.npairs == 0,
            "test.tok should exist and be empty: %s", data_last_error());
     tokcache_close(&c);
@@ -304,17 +301,17 @@ static void check_valid(const Setup *s) {
 }
 
 static void check_reuse(Setup *s, const Expected *ex) {
-    ino_t spm = inode_of(out_file(s, PREPARE_SPM_MODEL));
-    ino_t train = inode_of(out_file(s, "train.tok"));
+    ino_t spm = test_inode(out_file(s, PREPARE_SPM_MODEL));
+    ino_t train = test_inode(out_file(s, "train.tok"));
     EXPECT(prepare_run(&s->spec) == PREPARE_REUSED, "an unchanged second run must reuse");
-    EXPECT(inode_of(out_file(s, PREPARE_SPM_MODEL)) == spm &&
-               inode_of(out_file(s, "train.tok")) == train,
+    EXPECT(test_inode(out_file(s, PREPARE_SPM_MODEL)) == spm &&
+               test_inode(out_file(s, "train.tok")) == train,
            "a reusing run must not rewrite files");
 
     s->spec.max_len = 40;  // only a length filter changed: same model, new caches
     EXPECT(prepare_run(&s->spec) == PREPARE_REENCODED, "changing data.max_len must re-encode");
-    EXPECT(inode_of(out_file(s, PREPARE_SPM_MODEL)) == spm, "spm.model must be kept");
-    EXPECT(inode_of(out_file(s, "train.tok")) != train, "train.tok must be rewritten");
+    EXPECT(test_inode(out_file(s, PREPARE_SPM_MODEL)) == spm, "spm.model must be kept");
+    EXPECT(test_inode(out_file(s, "train.tok")) != train, "train.tok must be rewritten");
     check_train(s, ex);
 
     // A damaged cache is noticed and rebuilt.
@@ -328,7 +325,7 @@ static void check_reuse(Setup *s, const Expected *ex) {
 
     s->spec.vocab_size = VOCAB2;  // the model changes: everything is rebuilt
     EXPECT(prepare_run(&s->spec) == PREPARE_BUILT, "changing data.vocab_size must rebuild");
-    EXPECT(inode_of(out_file(s, PREPARE_SPM_MODEL)) != spm, "spm.model must be retrained");
+    EXPECT(test_inode(out_file(s, PREPARE_SPM_MODEL)) != spm, "spm.model must be retrained");
     char *manifest = test_read_file(out_file(s, PREPARE_MANIFEST), NULL);
     EXPECT(manifest && strstr(manifest, "\"data.vocab_size\": 380"), "manifest config");
     free(manifest);
@@ -343,7 +340,7 @@ static void check_reuse(Setup *s, const Expected *ex) {
     test_write_gz(s->paths[5], de, strlen(de));
     EXPECT(prepare_run(&s->spec) == PREPARE_REENCODED, "a changed valid input must re-encode");
     manifest = test_read_file(out_file(s, PREPARE_MANIFEST), NULL);
-    EXPECT(manifest_count(manifest, "valid", "pairs_kept") == 7, "valid now has 7 pairs");
+    EXPECT(test_manifest_count(manifest, "valid", "pairs_kept") == 7, "valid now has 7 pairs");
     free(manifest);
 }
 

@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <zlib.h>
 
 #include "clean.h"
@@ -100,8 +99,9 @@ static long check_pair(const Model *m, const TokCache *c, long i, const char *sr
         char *decoded = NULL;
         size_t len = 0;
         spm_decode(m->spm, cached, n, &decoded, &len);
-        bool same = decoded && !strcmp(decoded, text) &&
-                    (!want || (want->n == n && !memcmp(want->ids, cached, sizeof *cached * (size_t)n)));
+        bool same =
+            decoded && !strcmp(decoded, text) &&
+            (!want || (want->n == n && !memcmp(want->ids, cached, sizeof *cached * (size_t)n)));
         if (!same && bad < 3)
             fprintf(stderr, "  pair %ld side %d: [%s] decodes as [%s]\n", i, side, text, decoded);
         bad += !same;
@@ -117,15 +117,6 @@ static int length_verdict(const PrepareSpec *spec, int ns, int nt) {
     if (spec->max_len && longer > spec->max_len) return 2;
     if (spec->max_len_ratio && longer > spec->max_len_ratio * shorter) return 3;
     return 0;
-}
-
-static long manifest_count(const char *manifest, const char *split, const char *key) {
-    char anchor[64], field[64];
-    snprintf(anchor, sizeof anchor, "\"%s\": {", split);
-    snprintf(field, sizeof field, "\"%s\": ", key);
-    const char *obj = manifest ? strstr(manifest, anchor) : NULL;
-    const char *v = obj ? strstr(obj, field) : NULL;
-    return v ? strtol(v + strlen(field), NULL, 10) : -1;
 }
 
 /* Train: recompute the kept pairs from the raw files and compare with the cache and manifest. */
@@ -186,15 +177,18 @@ static void check_train(const PrepareSpec *spec, const Model *m) {
     const struct {
         const char *key;
         long want;
-    } counts[] = {{"pairs_read", 29000}, {"pairs_kept", kept},       {"invalid_utf8", 0},
-                  {"control_char", 0},   {"empty", empty},           {"duplicate", duplicate},
-                  {"too_short", dropped[1]}, {"too_long", dropped[2]}, {"length_ratio", dropped[3]}};
+    } counts[] = {
+        {"pairs_read", 29000},     {"pairs_kept", kept},     {"invalid_utf8", 0},
+        {"control_char", 0},       {"empty", empty},         {"duplicate", duplicate},
+        {"too_short", dropped[1]}, {"too_long", dropped[2]}, {"length_ratio", dropped[3]}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        EXPECT(manifest_count(manifest, "train", counts[i].key) == counts[i].want,
+        EXPECT(test_manifest_count(manifest, "train", counts[i].key) == counts[i].want,
                "manifest train %s = %ld, want %ld", counts[i].key,
-               manifest_count(manifest, "train", counts[i].key), counts[i].want);
-    printf("train: %ld kept; dropped: %ld empty, %ld duplicate, %ld too short, %ld too long, "
-           "%ld ratio\n", kept, empty, duplicate, dropped[1], dropped[2], dropped[3]);
+               test_manifest_count(manifest, "train", counts[i].key), counts[i].want);
+    printf(
+        "train: %ld kept; dropped: %ld empty, %ld duplicate, %ld too short, %ld too long, "
+        "%ld ratio\n",
+        kept, empty, duplicate, dropped[1], dropped[2], dropped[3]);
     free(manifest);
     for (long i = 0; i < n; i++) {
         free(pairs[i]);
@@ -245,8 +239,8 @@ static long check_eval_split(const PrepareSpec *spec, const Model *m, Split spli
     EXPECT(bad == 0 && copy_bad == 0, "%s: %ld cached sides and %ld copied lines differ",
            split_name(split), bad, copy_bad);
     char *manifest = test_read_file(test_path(spec->dir, PREPARE_MANIFEST), NULL);
-    EXPECT(manifest_count(manifest, split_name(split), "pairs_read") == pair &&
-               manifest_count(manifest, split_name(split), "pairs_kept") == pair,
+    EXPECT(test_manifest_count(manifest, split_name(split), "pairs_read") == pair &&
+               test_manifest_count(manifest, split_name(split), "pairs_kept") == pair,
            "manifest %s counts", split_name(split));
     free(manifest);
     tokcache_close(&c);
@@ -258,11 +252,6 @@ static long check_eval_split(const PrepareSpec *spec, const Model *m, Split spli
     return pair;
 }
 
-static ino_t inode_of(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 ? st.st_ino : 0;
-}
-
 int main(void) {
     const char *data = test_data_dir();
     char paths[20][1024];
@@ -272,7 +261,7 @@ int main(void) {
             snprintf(paths[2 * i + side], sizeof paths[0], "%s/multi30k/%s.%s.gz", data, m30k[i],
                      side ? "de" : "en");
     const char *news[7] = {"news-test2008", "newssyscomb2009", "newstest2009", "newstest2010",
-                           "newstest2011", "newstest2012", "newstest2013"};
+                           "newstest2011",  "newstest2012",    "newstest2013"};
     const long news_lines[8] = {1000, 2051, 502, 2525, 2489, 3003, 3003, 3000};
     for (int i = 0; i < 7; i++)
         for (int side = 0; side < 2; side++)
@@ -308,14 +297,14 @@ int main(void) {
         EXPECT(test_pairs == 17573, "test pairs %ld, want 17573", test_pairs);
     }
 
-    ino_t spm_inode = inode_of(test_path(dir, PREPARE_SPM_MODEL));
-    ino_t train_inode = inode_of(test_path(dir, "train.tok"));
+    ino_t spm_inode = test_inode(test_path(dir, PREPARE_SPM_MODEL));
+    ino_t train_inode = test_inode(test_path(dir, "train.tok"));
     EXPECT(prepare_run(&spec) == PREPARE_REUSED, "second run reuses");
-    EXPECT(inode_of(test_path(dir, "train.tok")) == train_inode, "reuse rewrote train.tok");
+    EXPECT(test_inode(test_path(dir, "train.tok")) == train_inode, "reuse rewrote train.tok");
     spec.max_len = 40;
     EXPECT(prepare_run(&spec) == PREPARE_REENCODED, "a new data.max_len re-encodes");
-    EXPECT(inode_of(test_path(dir, PREPARE_SPM_MODEL)) == spm_inode, "spm.model was retrained");
-    EXPECT(inode_of(test_path(dir, "train.tok")) != train_inode, "train.tok was not rewritten");
+    EXPECT(test_inode(test_path(dir, PREPARE_SPM_MODEL)) == spm_inode, "spm.model was retrained");
+    EXPECT(test_inode(test_path(dir, "train.tok")) != train_inode, "train.tok was not rewritten");
     if (m.spm) check_train(&spec, &m);
     spm_free(m.spm);
     test_remove_tree(dir);

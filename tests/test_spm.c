@@ -21,8 +21,8 @@ typedef struct Corpus {
 
 /* Sentences of 3..12 words built from a few dozen syllables, deterministic. */
 static void corpus_make(Corpus *c) {
-    static const char *syl[] = {"ka", "ro", "mi", "ten", "sa", "lu", "vo", "dre", "ni", "pha",
-                                "ge", "stu", "bi", "an", "er", "ol", "ür", "ßa", "qu", "ix"};
+    static const char *syl[] = {"ka", "ro",  "mi", "ten", "sa", "lu", "vo", "dre", "ni", "pha",
+                                "ge", "stu", "bi", "an",  "er", "ol", "ür", "ßa",  "qu", "ix"};
     uint64_t x = 0x9E3779B97F4A7C15ull;
     for (int i = 0; i < NSENT; i++) {
         char buf[512];
@@ -56,8 +56,12 @@ static int corpus_next(void *ctx, const char **text, size_t *len) {
 }
 
 static SpmModel *train(Corpus *c, const char *type, int vocab, char **bytes, size_t *len) {
-    SpmTrainOptions opt = {.vocab_size = vocab, .model_type = type, .character_coverage = 1.0,
-                           .input_sentences = 0, .seed = 1, .threads = 2};
+    SpmTrainOptions opt = {.vocab_size = vocab,
+                           .model_type = type,
+                           .character_coverage = 1.0,
+                           .input_sentences = 0,
+                           .seed = 1,
+                           .threads = 2};
     c->next = 0;
     int st = spm_train(&opt, corpus_next, c, bytes, len);
     EXPECT(st == 0, "training %s: %s", type, data_last_error());
@@ -91,12 +95,11 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
     EXPECT(spm_vocab_size(m) == 400, "%s: vocab %d, want 400", type, spm_vocab_size(m));
     const char *specials[4] = {"<pad>", "<unk>", "<s>", "</s>"};
     for (int id = 0; id < 4; id++)
-        EXPECT(!strcmp(spm_id_to_piece(m, id), specials[id]) &&
-                   spm_piece_to_id(m, specials[id]) == id,
-               "%s: special id %d is '%s'", type, id, spm_id_to_piece(m, id));
+        EXPECT(
+            !strcmp(spm_id_to_piece(m, id), specials[id]) && spm_piece_to_id(m, specials[id]) == id,
+            "%s: special id %d is '%s'", type, id, spm_id_to_piece(m, id));
     int mismatched = 0;
-    for (int id = 0; id < 400; id++)
-        mismatched += spm_piece_to_id(m, spm_id_to_piece(m, id)) != id;
+    for (int id = 0; id < 400; id++) mismatched += spm_piece_to_id(m, spm_id_to_piece(m, id)) != id;
     EXPECT(mismatched == 0, "%s: %d ids do not survive id -> piece -> id", type, mismatched);
     EXPECT(spm_piece_to_id(m, "no such piece") == SPM_UNK_ID, "unknown piece should map to unk");
     EXPECT(spm_id_to_piece(m, 400) == NULL && spm_id_to_piece(m, -1) == NULL,
@@ -219,8 +222,11 @@ static void test_errors(Corpus *c, const char *dir) {
 
     char *bytes = NULL;
     size_t len = 0;
-    SpmTrainOptions opt = {.vocab_size = 100000, .model_type = "unigram",
-                           .character_coverage = 1.0, .seed = 1, .threads = 1};
+    SpmTrainOptions opt = {.vocab_size = 100000,
+                           .model_type = "unigram",
+                           .character_coverage = 1.0,
+                           .seed = 1,
+                           .threads = 1};
     c->next = 0;
     st = spm_train(&opt, corpus_next, c, &bytes, &len);
     EXPECT(st != 0 && bytes == NULL && strstr(data_last_error(), "Vocabulary size"),

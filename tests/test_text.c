@@ -32,7 +32,9 @@ static void expect_records(const char *path, const char *const *want, const long
 
 static void test_plain_and_gzip(const char *dir) {
     // A byte order mark, CRLF, an empty line, a UTF-8 line, a NUL byte, no final newline.
-    static const char text[] = "\xEF\xBB\xBF" "Hello world\r\n\nÜber Straße\nnul\0byte\nlast";
+    static const char text[] =
+        "\xEF\xBB\xBF"
+        "Hello world\r\n\nÜber Straße\nnul\0byte\nlast";
     const char *want[] = {"Hello world\r", "", "Über Straße", "nul", "last"};
     const long lines[] = {1, 2, 3, 4, 5};
     test_write_file(test_path(dir, "a.txt"), text, sizeof text - 1);
@@ -48,13 +50,12 @@ static void test_plain_and_gzip(const char *dir) {
         int i = 0;
         while (text_next(&r, &rec, &len) > 0) {
             if (i == 3)
-                EXPECT(len == 8 && !memcmp(rec, "nul\0byte", 8), "%s: NUL line has %zu bytes",
-                       name, len);
+                EXPECT(len == 8 && !memcmp(rec, "nul\0byte", 8), "%s: NUL line has %zu bytes", name,
+                       len);
             else
                 EXPECT(len == strlen(want[i]) && !memcmp(rec, want[i], len),
                        "%s record %d: [%.*s] want [%s]", name, i, (int)len, rec, want[i]);
-            EXPECT(r.record_line == lines[i], "%s: record %d on line %ld", name, i,
-                   r.record_line);
+            EXPECT(r.record_line == lines[i], "%s: record %d on line %ld", name, i, r.record_line);
             i++;
         }
         EXPECT(i == 5, "%s: %d records, want 5", name, i);
@@ -77,8 +78,8 @@ static void test_long_lines(const char *dir) {
     size_t len;
     for (int i = 0; i < 2; i++) {
         EXPECT(text_next(&r, &rec, &len) == 1, "long line %d missing", i);
-        EXPECT(len == n && !memcmp(rec, text + i * (n + 1), n), "long line %d differs (len %zu)",
-               i, len);
+        EXPECT(len == n && !memcmp(rec, text + i * (n + 1), n), "long line %d differs (len %zu)", i,
+               len);
     }
     EXPECT(text_next(&r, &rec, &len) == 0, "more than two long lines");
     text_close(&r);
@@ -122,7 +123,8 @@ static void test_sgm(const char *dir) {
     EXPECT(count == 14, "plain reading of the SGM file: %ld lines, want 14", count);
     text_close(&r);
 
-    test_write_text(test_path(dir, "open.sgm"), "<seg id=\"1\">ok</seg>\n\n<seg id=\"2\">never\nclosed\n");
+    test_write_text(test_path(dir, "open.sgm"),
+                    "<seg id=\"1\">ok</seg>\n\n<seg id=\"2\">never\nclosed\n");
     text_open(&r, test_path(dir, "open.sgm"));
     EXPECT(text_next(&r, &rec, &len) == 1 && !strcmp(rec, "ok"), "first seg of open.sgm");
     EXPECT(text_next(&r, &rec, &len) == -1, "an unclosed <seg> must be an error");

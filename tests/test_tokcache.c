@@ -62,8 +62,8 @@ static void test_round_trip(const char *dir, const Pairs *p) {
     EXPECT(bad == 0, "%ld pairs differ after the round trip", bad);
     EXPECT(c.src_tokens == src_tokens && c.tgt_tokens == tgt_tokens, "token totals %ld %ld",
            c.src_tokens, c.tgt_tokens);
-    EXPECT(c.max_src_len == max_src && c.max_tgt_len == max_tgt, "max lengths %d %d",
-           c.max_src_len, c.max_tgt_len);
+    EXPECT(c.max_src_len == max_src && c.max_tgt_len == max_tgt, "max lengths %d %d", c.max_src_len,
+           c.max_tgt_len);
     EXPECT(c.vocab_size == VOCAB && c.spm_fingerprint == FINGERPRINT, "header model fields");
     tokcache_close(&c);
 
@@ -132,8 +132,7 @@ static void test_corruption(const char *dir) {
     expect_rejected(dir, "header only", good, 40, VOCAB, FINGERPRINT, "shorter than its header");
     memcpy(bad, good, len);
     memset(bad + len, 0, 8);
-    expect_rejected(dir, "8 extra bytes", bad, len + 8, VOCAB, FINGERPRINT,
-                    "truncated or corrupt");
+    expect_rejected(dir, "8 extra bytes", bad, len + 8, VOCAB, FINGERPRINT, "truncated or corrupt");
     // An intact file for another model.
     expect_rejected(dir, "wrong vocabulary size", good, len, VOCAB + 1, FINGERPRINT,
                     "5000-piece vocabulary");
