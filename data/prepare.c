@@ -25,6 +25,9 @@
 /* Bump when normalization, cleaning or the output formats change: old directories rebuild. */
 enum { PREPARE_FORMAT_VERSION = 1 };
 enum { CHUNK_PAIRS = 16384 };  // pairs encoded per parallel step
+/* SentencePiece's unigram trainer splits its work by thread count, and float sums then differ in
+ * the last bits: a fixed count (its own default) gives the same model on every machine. */
+enum { SPM_TRAIN_THREADS = 16 };
 
 static const char *const split_names[NSPLITS] = {"train", "valid", "test"};
 
@@ -498,7 +501,7 @@ static void train_spm(Prep *p) {
         .character_coverage = s->character_coverage,
         .input_sentences = 0,  // the reservoir has sampled already
         .seed = (uint32_t)s->seed,
-        .threads = p->threads,
+        .threads = SPM_TRAIN_THREADS,
         .verbose = s->spm_verbose,
     };
     printf(
@@ -720,7 +723,9 @@ PrepareOutcome prepare_run(const PrepareSpec *spec) {
     check_spec(spec);
     make_directory(spec->dir);
     Prep p = {.spec = spec, .threads = omp_get_max_threads()};
+    double t0 = now_seconds();
     compute_keys(&p);
+    printf("prepare: checksummed the inputs in %.2f s\n", now_seconds() - t0);
 
     char *manifest_path = path_join(spec->dir, PREPARE_MANIFEST);
     size_t manifest_len = 0;
@@ -758,7 +763,7 @@ PrepareOutcome prepare_run(const PrepareSpec *spec) {
     p.keep = xcalloc(p.keep_bytes, 1);
     p.sampling = !spm_reused;
     if (p.sampling) reservoir_init(&p.sample, spec->spm_input_sentences, spec->seed);
-    double t0 = now_seconds();
+    t0 = now_seconds();
     for (int split = 0; split < NSPLITS; split++) scan_split(&p, (Split)split);
     p.scan_seconds = now_seconds() - t0;
     log_rate("read+clean", p.scan_sentences, p.scan_seconds, "");
@@ -767,7 +772,7 @@ PrepareOutcome prepare_run(const PrepareSpec *spec) {
 
     if (!spm_reused) {
         train_spm(&p);
-        printf("prepare: SentencePiece trained in %.1f s (%d threads)\n", p.spm_seconds, p.threads);
+        printf("prepare: SentencePiece trained in %.1f s\n", p.spm_seconds);
         reservoir_free(&p.sample);
     }
 

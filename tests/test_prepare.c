@@ -4,6 +4,7 @@
  * encodings; valid/test text copies and decodings must equal the hand-normalized lines; reuse,
  * partial rebuild (re-encode with the same SentencePiece model) and full rebuild are chosen
  * correctly; bad input is fatal with a message naming the file, line or key. */
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,6 +400,28 @@ static void test_fatal_errors(Setup *s) {
     expect_fatal("nothing left", &spec, "no training pair is left after cleaning", NULL);
 }
 
+/* The outputs must not depend on the number of threads: one thread gives the same bytes. */
+static void test_thread_independence(Setup *s) {
+    PrepareSpec one = s->spec;
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/../one-thread", s->out);
+    one.dir = dir;
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    EXPECT(prepare_run(&one) == PREPARE_BUILT, "one-thread run builds");
+    omp_set_num_threads(threads);
+    const char *files[] = {PREPARE_SPM_MODEL, "train.tok", "valid.tok", "valid.src", "valid.tgt"};
+    for (int i = 0; i < 5; i++) {
+        size_t na = 0, nb = 0;
+        char *a = test_read_file(test_path(s->out, files[i]), &na);
+        char *b = test_read_file(test_path(dir, files[i]), &nb);
+        EXPECT(a && b && na == nb && !memcmp(a, b, na),
+               "%s differs between %d threads and 1 thread", files[i], threads);
+        free(a);
+        free(b);
+    }
+}
+
 int main(void) {
     char *dir = test_tempdir();
     Setup s;
@@ -411,6 +434,7 @@ int main(void) {
     EXPECT(prepare_run(&s.spec) == PREPARE_BUILT, "the first run builds");
     check_train(&s, &ex);
     check_valid(&s);
+    test_thread_independence(&s);
     check_reuse(&s, &ex);
     for (int i = 0; i < ex.n; i++) {
         free(ex.src[i]);
