@@ -719,6 +719,45 @@ static void prep_free(Prep *p) {
     spm_free(p->spm);
 }
 
+/* Compares the keys with the manifest of a previous run in the directory: PREPARE_REUSED if
+ * every output can stay, PREPARE_REENCODED if the SentencePiece model can (it is then loaded),
+ * else PREPARE_BUILT. Unless everything is reused, the old manifest is removed first. */
+static PrepareOutcome check_previous_run(Prep *p) {
+    const char *dir = p->spec->dir;
+    char *manifest_path = path_join(dir, PREPARE_MANIFEST);
+    size_t manifest_len = 0;
+    char *manifest = read_whole_file(manifest_path, &manifest_len);
+    char old_key[32], old_spm_key[32], old_fingerprint[32];
+    manifest_field(manifest, "config_key", old_key, sizeof old_key);
+    manifest_field(manifest, "spm_key", old_spm_key, sizeof old_spm_key);
+    manifest_field(manifest, "fingerprint", old_fingerprint, sizeof old_fingerprint);
+    PrepareOutcome outcome = PREPARE_BUILT;
+    if (!strcmp(old_key, p->config_key)) {
+        if (outputs_valid(p, manifest)) {
+            printf("prepare: %s is up to date (inputs and config unchanged, key %s); reusing it\n",
+                   dir, p->config_key);
+            outcome = PREPARE_REUSED;
+        } else {
+            printf("prepare: cannot reuse %s: %s; rebuilding\n", dir, data_last_error());
+        }
+    } else if (manifest) {
+        printf("prepare: inputs or config changed since the last run in %s; rebuilding\n", dir);
+    }
+    if (outcome != PREPARE_REUSED) {
+        // From here on the old manifest no longer describes the directory.
+        if (manifest && remove(manifest_path) != 0)
+            FATAL("cannot remove '%s': %s", manifest_path, strerror(errno));
+        if (!strcmp(old_spm_key, p->spm_key) && load_spm(p, old_fingerprint)) {
+            printf("prepare: training inputs and SentencePiece config unchanged: reusing %s/%s\n",
+                   dir, PREPARE_SPM_MODEL);
+            outcome = PREPARE_REENCODED;
+        }
+    }
+    free(manifest);
+    free(manifest_path);
+    return outcome;
+}
+
 PrepareOutcome prepare_run(const PrepareSpec *spec) {
     check_spec(spec);
     make_directory(spec->dir);
@@ -726,37 +765,12 @@ PrepareOutcome prepare_run(const PrepareSpec *spec) {
     double t0 = now_seconds();
     compute_keys(&p);
     printf("prepare: checksummed the inputs in %.2f s\n", now_seconds() - t0);
-
-    char *manifest_path = path_join(spec->dir, PREPARE_MANIFEST);
-    size_t manifest_len = 0;
-    char *manifest = read_whole_file(manifest_path, &manifest_len);
-    char old_key[32], old_spm_key[32], old_fingerprint[32];
-    manifest_field(manifest, "config_key", old_key, sizeof old_key);
-    manifest_field(manifest, "spm_key", old_spm_key, sizeof old_spm_key);
-    manifest_field(manifest, "fingerprint", old_fingerprint, sizeof old_fingerprint);
-    if (!strcmp(old_key, p.config_key)) {
-        if (outputs_valid(&p, manifest)) {
-            printf("prepare: %s is up to date (inputs and config unchanged, key %s); reusing it\n",
-                   spec->dir, p.config_key);
-            free(manifest);
-            free(manifest_path);
-            prep_free(&p);
-            return PREPARE_REUSED;
-        }
-        printf("prepare: cannot reuse %s: %s; rebuilding\n", spec->dir, data_last_error());
-    } else if (manifest) {
-        printf("prepare: inputs or config changed since the last run in %s; rebuilding\n",
-               spec->dir);
+    PrepareOutcome outcome = check_previous_run(&p);
+    if (outcome == PREPARE_REUSED) {
+        prep_free(&p);
+        return outcome;
     }
-    // From here on the old manifest no longer describes the directory.
-    if (manifest && remove(manifest_path) != 0)
-        FATAL("cannot remove '%s': %s", manifest_path, strerror(errno));
-    bool spm_reused = !strcmp(old_spm_key, p.spm_key) && load_spm(&p, old_fingerprint);
-    if (spm_reused)
-        printf("prepare: training inputs and SentencePiece config unchanged: reusing %s/%s\n",
-               spec->dir, PREPARE_SPM_MODEL);
-    free(manifest);
-    free(manifest_path);
+    bool spm_reused = outcome == PREPARE_REENCODED;
 
     dedup_init(&p.dedup);
     p.keep_bytes = 1 << 16;
@@ -795,5 +809,5 @@ PrepareOutcome prepare_run(const PrepareSpec *spec) {
         spec->dir, PREPARE_SPM_MODEL, PREPARE_MANIFEST);
     fflush(stdout);
     prep_free(&p);
-    return spm_reused ? PREPARE_REENCODED : PREPARE_BUILT;
+    return outcome;
 }
