@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "status.h"
@@ -24,6 +25,9 @@ static bool is_sgm_name(const char *path) {
 
 int text_open(TextReader *r, const char *path) {
     *r = (TextReader){0};
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return data_fail("cannot read '%s': it is a directory, not a corpus file", path);
     errno = 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz)

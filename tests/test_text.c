@@ -175,6 +175,8 @@ static void test_truncated_gzip(const char *dir) {
     free(gz);
     free(text);
 
+    EXPECT(text_open(&r, dir) == -1 && strstr(data_last_error(), "directory"),
+           "opening a directory: %s", data_last_error());
     EXPECT(text_open(&r, test_path(dir, "missing.txt")) == -1 &&
                strstr(data_last_error(), "missing.txt") &&
                strstr(data_last_error(), "No such file"),
