@@ -1,0 +1,813 @@
+/* prepare.c: the `nmt prepare` pipeline of prepare.h: check inputs, decide reuse, scan and clean
+ * (pass 1), train SentencePiece, encode in parallel (pass 2), write the manifest. */
+#include "prepare.h"
+
+#include <errno.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "atomic.h"
+#include "check.h"
+#include "clean.h"
+#include "hash.h"
+#include "rng.h"
+#include "spm.h"
+#include "status.h"
+#include "timer.h"
+#include "tokcache.h"
+
+/* Bump when normalization, cleaning or the output formats change: old directories rebuild. */
+enum { PREPARE_FORMAT_VERSION = 1 };
+enum { CHUNK_PAIRS = 16384 };  // pairs encoded per parallel step
+/* SentencePiece's unigram trainer splits its work by thread count, and float sums then differ in
+ * the last bits: a fixed count (its own default) gives the same model on every machine. */
+enum { SPM_TRAIN_THREADS = 16 };
+
+static const char *const split_names[NSPLITS] = {"train", "valid", "test"};
+
+const char *split_name(Split split) { return split_names[split]; }
+
+static char *path_join(const char *dir, const char *file) {
+    size_t n = strlen(dir) + strlen(file) + 2;
+    char *path = xmalloc(n);
+    snprintf(path, n, "%s/%s", dir, file);
+    return path;
+}
+
+char *prepare_split_path(const char *dir, Split split, const char *ext) {
+    char file[32];
+    snprintf(file, sizeof file, "%s.%s", split_names[split], ext);
+    return path_join(dir, file);
+}
+
+/* ---- a growable string, for the manifest and the reuse keys ---- */
+
+typedef struct StrBuf {
+    char *s;
+    size_t len, cap;
+} StrBuf;
+
+static void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(StrBuf *b, const char *fmt, ...) {
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (b->s && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        b->cap = 2 * (b->len + (size_t)n + 64);
+        b->s = xrealloc(b->s, b->cap);
+    }
+}
+
+static void sb_json_string(StrBuf *b, const char *s) {
+    sb_printf(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            sb_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            sb_printf(b, "\\u%04x", c);
+        else
+            sb_printf(b, "%c", c);
+    }
+    sb_printf(b, "\"");
+}
+
+/* ---- inputs ---- */
+
+typedef struct InputFile {
+    long long bytes;
+    uint32_t crc;
+} InputFile;
+
+static InputFile checksum_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) FATAL("cannot open input '%s': %s", path, strerror(errno));
+    enum { BLOCK = 1 << 20 };
+    unsigned char *block = xmalloc(BLOCK);
+    InputFile in = {0, (uint32_t)crc32_z(0, NULL, 0)};
+    size_t n;
+    while ((n = fread(block, 1, BLOCK, f)) > 0) {
+        in.crc = (uint32_t)crc32_z(in.crc, block, n);
+        in.bytes += (long long)n;
+    }
+    if (ferror(f)) FATAL("cannot read input '%s': %s", path, strerror(errno));
+    fclose(f);
+    free(block);
+    return in;
+}
+
+/* The bytes of a file (NUL-terminated, *len without the NUL), or NULL if it cannot be read. */
+static char *read_whole_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t used = 0, cap = 1 << 14, n;
+    char *bytes = xmalloc(cap);
+    while ((n = fread(bytes + used, 1, cap - used - 1, f)) > 0) {
+        used += n;
+        if (used + 1 == cap) bytes = xrealloc(bytes, cap *= 2);
+    }
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(bytes);
+        return NULL;
+    }
+    bytes[used] = '\0';
+    *len = used;
+    return bytes;
+}
+
+/* ---- progress on stderr ---- */
+
+typedef struct Progress {
+    const char *label;
+    double start, last;
+    bool tty;
+} Progress;
+
+static Progress progress_start(const char *label) {
+    double now = now_seconds();
+    return (Progress){label, now, now, isatty(STDERR_FILENO) != 0};
+}
+
+static void progress_tick(Progress *p, long pairs) {
+    if ((pairs & 4095) != 0) return;
+    double now = now_seconds(), interval = p->tty ? 0.5 : 30.0;
+    if (now - p->last < interval) return;
+    p->last = now;
+    fprintf(stderr, "%sprepare: %s: %ld pairs (%.0f pairs/s)%s", p->tty ? "\r" : "", p->label,
+            pairs, pairs / (now - p->start), p->tty ? "\033[K" : "\n");
+}
+
+static void progress_end(const Progress *p) {
+    if (p->tty && p->last > p->start) fprintf(stderr, "\r\033[K");
+}
+
+/* ---- the reservoir sample of training sentences for SentencePiece ---- */
+
+typedef struct Reservoir {
+    char **text;     // (cap) NUL-terminated sentences
+    size_t *len;     // (cap)
+    long cap;        // sample size; grows without bound when unlimited
+    long count;      // sentences held
+    bool unlimited;  // spm_input_sentences == 0: keep every sentence
+    uint64_t seen;   // sentences offered
+    Rng rng;
+    long next;  // iteration position for SentencePiece
+} Reservoir;
+
+static void reservoir_init(Reservoir *r, long size, uint64_t seed) {
+    *r = (Reservoir){
+        .cap = size > 0 ? size : 1024, .unlimited = size == 0, .rng = rng_init(seed, 0x5350)};
+    r->text = xcalloc((size_t)r->cap, sizeof *r->text);
+    r->len = xcalloc((size_t)r->cap, sizeof *r->len);
+}
+
+static void reservoir_free(Reservoir *r) {
+    for (long i = 0; i < r->count; i++) free(r->text[i]);
+    free(r->text);
+    free(r->len);
+    *r = (Reservoir){0};
+}
+
+static char *copy_text(const char *s, size_t len) {
+    char *t = xmalloc(len + 1);
+    memcpy(t, s, len);
+    t[len] = '\0';
+    return t;
+}
+
+/* Algorithm R: after n offers, each sentence is held with probability cap / n. */
+static void reservoir_offer(Reservoir *r, const char *s, size_t len) {
+    r->seen++;
+    if (r->count == r->cap && r->unlimited) {
+        r->cap *= 2;
+        r->text = xrealloc(r->text, sizeof *r->text * (size_t)r->cap);
+        r->len = xrealloc(r->len, sizeof *r->len * (size_t)r->cap);
+    }
+    if (r->count < r->cap) {
+        r->text[r->count] = copy_text(s, len);
+        r->len[r->count++] = len;
+        return;
+    }
+    uint64_t slot = rng_below(&r->rng, r->seen);
+    if (slot < (uint64_t)r->cap) {
+        free(r->text[slot]);
+        r->text[slot] = copy_text(s, len);
+        r->len[slot] = len;
+    }
+}
+
+static int reservoir_next(void *ctx, const char **text, size_t *len) {
+    Reservoir *r = ctx;
+    if (r->next == r->count) return 0;
+    *text = r->text[r->next];
+    *len = r->len[r->next++];
+    return 1;
+}
+
+/* ---- the run ---- */
+
+typedef struct SplitStats {
+    long read;                   // pairs read
+    long kept;                   // pairs in the token cache
+    long dropped[DROP_REASONS];  // train: pairs dropped per reason (KEEP_PAIR unused)
+    long control_kept;           // valid/test: pairs kept although they hold control characters
+    long src_tokens, tgt_tokens;
+    long *corpus_read;  // (corpora) pairs read per corpus
+    long *corpus_kept;  // (corpora) pairs kept per corpus
+} SplitStats;
+
+typedef struct EncodeChunk {
+    long n;      // pairs held
+    char *text;  // normalized sides back to back
+    size_t used, cap;
+    size_t *start;  // (2 * CHUNK_PAIRS) side k of pair k / 2: source if even, target if odd
+    size_t *len;    // (2 * CHUNK_PAIRS)
+    int *corpus;    // (CHUNK_PAIRS) corpus of each pair
+    SpmIds *ids;    // (2 * CHUNK_PAIRS) encodings, reused across chunks
+} EncodeChunk;
+
+typedef struct Prep {
+    const PrepareSpec *spec;
+    InputFile *inputs[NSPLITS][2];  // (corpora) per split, per side: size and CRC
+    char config_key[17], spm_key[17];
+    SplitStats stats[NSPLITS];
+    PairDedup dedup;
+    uint8_t *keep;  // (train pairs / 8) bitmap: pairs that passed the text stage
+    size_t keep_bytes;
+    Reservoir sample;
+    bool sampling;
+    SpmModel *spm;
+    uint64_t fingerprint;
+    size_t spm_bytes;
+    int vocab_size;
+    int threads;
+    double scan_seconds, encode_seconds, spm_seconds;
+    long scan_sentences, encode_sentences;
+} Prep;
+
+static const CorpusList *split_corpora(const PrepareSpec *spec, Split split) {
+    return split == SPLIT_TRAIN ? &spec->train : split == SPLIT_VALID ? &spec->valid : &spec->test;
+}
+
+static void check_corpus_list(const CorpusList *list, const char *key, bool may_be_empty) {
+    CHECK(may_be_empty || list->count > 0, "%s lists no corpora; give at least one {src, tgt}",
+          key);
+    for (int i = 0; i < list->count; i++)
+        CHECK(
+            list->items[i].src && *list->items[i].src && list->items[i].tgt && *list->items[i].tgt,
+            "%s[%d] needs both a src and a tgt path", key, i);
+}
+
+static void check_spec(const PrepareSpec *s) {
+    CHECK(s->dir && *s->dir, "data.dir is empty; it names the output directory");
+    check_corpus_list(&s->train, "data.train", false);
+    check_corpus_list(&s->valid, "data.valid", false);
+    check_corpus_list(&s->test, "data.test", true);
+    CHECK(s->vocab_size > 260,
+          "data.vocab_size is %d; it must exceed 260 (4 special and 256 byte pieces come first)",
+          s->vocab_size);
+    CHECK(s->spm_model_type &&
+              (!strcmp(s->spm_model_type, "unigram") || !strcmp(s->spm_model_type, "bpe")),
+          "data.spm_model_type is '%s'; expected unigram or bpe",
+          s->spm_model_type ? s->spm_model_type : "");
+    CHECK(s->character_coverage > 0 && s->character_coverage <= 1,
+          "data.character_coverage is %g; expected a value in (0, 1]", s->character_coverage);
+    CHECK(s->spm_input_sentences >= 0, "data.spm_input_sentences is %ld; expected >= 0 (0 = all)",
+          s->spm_input_sentences);
+    CHECK(s->min_len >= 0, "data.min_len is %d; expected >= 0", s->min_len);
+    CHECK(s->max_len == 0 || s->max_len >= s->min_len,
+          "data.max_len is %d; expected 0 (no limit) or at least data.min_len (%d)", s->max_len,
+          s->min_len);
+    CHECK(s->max_len_ratio == 0 || s->max_len_ratio >= 1,
+          "data.max_len_ratio is %g; expected 0 (no limit) or >= 1", s->max_len_ratio);
+}
+
+static void make_directory(const char *dir) {
+    char *path = xstrdup(dir);
+    for (char *p = path + 1;; p++) {
+        bool end = *p == '\0';
+        if (*p == '/' || end) {
+            *p = '\0';
+            if (mkdir(path, 0777) != 0 && errno != EEXIST)
+                FATAL("cannot create directory '%s' (data.dir): %s", path, strerror(errno));
+            if (end) break;
+            *p = '/';
+        }
+    }
+    free(path);
+}
+
+/* Sizes and checksums of every input, and the two reuse keys built from them and the config. */
+static void compute_keys(Prep *p) {
+    const PrepareSpec *s = p->spec;
+    StrBuf text = {0};
+    sb_printf(&text, "nmt prepare format %d\n", PREPARE_FORMAT_VERSION);
+    for (int split = 0; split < NSPLITS; split++) {
+        const CorpusList *list = split_corpora(s, (Split)split);
+        sb_printf(&text, "%s:", split_names[split]);
+        for (int side = 0; side < 2; side++)
+            p->inputs[split][side] = xcalloc((size_t)list->count + 1, sizeof(InputFile));
+        for (int i = 0; i < list->count; i++) {
+            for (int side = 0; side < 2; side++) {
+                const char *path = side ? list->items[i].tgt : list->items[i].src;
+                InputFile in = p->inputs[split][side][i] = checksum_file(path);
+                sb_printf(&text, " %lld:%08x", in.bytes, in.crc);
+            }
+        }
+        sb_printf(&text, "\n");
+        if (split == SPLIT_TRAIN) {  // everything the SentencePiece model depends on
+            sb_printf(&text, "vocab_size=%d type=%s coverage=%.17g sentences=%ld seed=%llu\n",
+                      s->vocab_size, s->spm_model_type, s->character_coverage,
+                      s->spm_input_sentences, (unsigned long long)s->seed);
+            snprintf(p->spm_key, sizeof p->spm_key, "%016llx",
+                     (unsigned long long)hash64(text.s, text.len, 0));
+        }
+    }
+    sb_printf(&text, "max_len=%d max_len_ratio=%.17g min_len=%d\n", s->max_len, s->max_len_ratio,
+              s->min_len);
+    snprintf(p->config_key, sizeof p->config_key, "%016llx",
+             (unsigned long long)hash64(text.s, text.len, 0));
+    free(text.s);
+}
+
+/* The string value of "name": "..." in a manifest, or "" if absent. */
+static void manifest_field(const char *manifest, const char *name, char *out, size_t n) {
+    out[0] = '\0';
+    if (!manifest) return;
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\": \"", name);
+    const char *v = strstr(manifest, pattern);
+    if (!v) return;
+    v += strlen(pattern);
+    size_t len = strcspn(v, "\"");
+    if (len >= n) return;
+    memcpy(out, v, len);
+    out[len] = '\0';
+}
+
+/* Loads spm.model from dir; false (with the reason in data_last_error) if it is unusable. */
+static bool load_spm(Prep *p, const char *expected_fingerprint) {
+    char *path = path_join(p->spec->dir, PREPARE_SPM_MODEL);
+    size_t len = 0;
+    char *bytes = read_whole_file(path, &len);
+    bool ok = false;
+    if (!bytes) {
+        data_fail("cannot read '%s'", path);
+    } else {
+        char fingerprint[17];
+        p->fingerprint = tokcache_fingerprint(bytes, len);
+        snprintf(fingerprint, sizeof fingerprint, "%016llx", (unsigned long long)p->fingerprint);
+        if (expected_fingerprint && strcmp(fingerprint, expected_fingerprint) != 0)
+            data_fail("'%s' has fingerprint %s, the manifest says %s", path, fingerprint,
+                      expected_fingerprint);
+        else
+            ok = spm_load_bytes(&p->spm, bytes, len) == 0;
+    }
+    if (ok) {
+        p->vocab_size = spm_vocab_size(p->spm);
+        p->spm_bytes = len;
+    }
+    free(bytes);
+    free(path);
+    return ok;
+}
+
+/* True if every output of a previous run with the same config key is present and valid. */
+static bool outputs_valid(Prep *p, const char *manifest) {
+    char fingerprint[17];
+    manifest_field(manifest, "fingerprint", fingerprint, sizeof fingerprint);
+    if (!load_spm(p, fingerprint)) return false;
+    bool ok = true;
+    for (int split = 0; ok && split < NSPLITS; split++) {
+        char *path = prepare_split_path(p->spec->dir, (Split)split, "tok");
+        TokCache cache;
+        ok = tokcache_open(&cache, path, p->vocab_size, p->fingerprint) == 0;
+        if (ok) tokcache_close(&cache);
+        free(path);
+        for (int side = 0; ok && split != SPLIT_TRAIN && side < 2; side++) {
+            path = prepare_split_path(p->spec->dir, (Split)split, side ? "tgt" : "src");
+            ok = access(path, R_OK) == 0;
+            if (!ok) data_fail("'%s' is missing", path);
+            free(path);
+        }
+    }
+    if (!ok) {
+        spm_free(p->spm);
+        p->spm = NULL;
+    }
+    return ok;
+}
+
+/* ---- pass 1: read, normalize, filter, sample; write the valid/test text ---- */
+
+static void scan_train_pair(Prep *p, char *src, size_t src_len, char *tgt, size_t tgt_len) {
+    SplitStats *st = &p->stats[SPLIT_TRAIN];
+    long i = st->read - 1;
+    if ((size_t)i / 8 >= p->keep_bytes) {
+        size_t grown = 2 * p->keep_bytes;
+        p->keep = xrealloc(p->keep, grown);
+        memset(p->keep + p->keep_bytes, 0, grown - p->keep_bytes);
+        p->keep_bytes = grown;
+    }
+    DropReason why = clean_train_pair(&p->dedup, src, &src_len, tgt, &tgt_len);
+    if (why != KEEP_PAIR) {
+        st->dropped[why]++;
+        return;
+    }
+    p->keep[i / 8] |= (uint8_t)(1u << (i % 8));
+    if (p->sampling) {
+        reservoir_offer(&p->sample, src, src_len);
+        reservoir_offer(&p->sample, tgt, tgt_len);
+    }
+}
+
+/* Normalizes one side of a valid/test pair; invalid UTF-8 is fatal. True if it has controls. */
+static bool normalize_eval_side(const TextReader *r, Split split, char *text, size_t *len) {
+    CleanStatus status = clean_normalize(text, len);
+    if (status == CLEAN_INVALID_UTF8)
+        FATAL(
+            "%s:%ld: invalid UTF-8 at byte %zu. %s pairs are never dropped, so the file must be "
+            "fixed (or moved to data.train, where such pairs are dropped and counted)",
+            r->path, r->record_line, *len + 1, split == SPLIT_VALID ? "data.valid" : "data.test");
+    return status == CLEAN_HAS_CONTROL;
+}
+
+static void write_line(AtomicFile *f, const char *text, size_t len) {
+    atomic_write(f, text, len);
+    atomic_write(f, "\n", 1);
+}
+
+static void scan_split(Prep *p, Split split) {
+    const CorpusList *list = split_corpora(p->spec, split);
+    SplitStats *st = &p->stats[split];
+    st->corpus_read = xcalloc((size_t)list->count + 1, sizeof(long));
+    st->corpus_kept = xcalloc((size_t)list->count + 1, sizeof(long));
+    ParallelReader reader;
+    if (parallel_open(&reader, list->items, list->count) < 0) FATAL("%s", data_last_error());
+    AtomicFile copies[2];
+    if (split != SPLIT_TRAIN) {
+        for (int side = 0; side < 2; side++) {
+            char *path = prepare_split_path(p->spec->dir, split, side ? "tgt" : "src");
+            atomic_open(&copies[side], path);
+            free(path);
+        }
+    }
+    Progress progress = progress_start(split_names[split]);
+    char *src, *tgt;
+    size_t src_len, tgt_len;
+    int got;
+    while ((got = parallel_next(&reader, &src, &src_len, &tgt, &tgt_len)) > 0) {
+        st->read++;
+        st->corpus_read[reader.corpus]++;
+        if (split == SPLIT_TRAIN) {
+            scan_train_pair(p, src, src_len, tgt, tgt_len);
+        } else {
+            bool control = normalize_eval_side(&reader.src, split, src, &src_len);
+            control |= normalize_eval_side(&reader.tgt, split, tgt, &tgt_len);
+            st->control_kept += control;
+            write_line(&copies[0], src, src_len);
+            write_line(&copies[1], tgt, tgt_len);
+        }
+        progress_tick(&progress, st->read);
+    }
+    if (got < 0) FATAL("%s", data_last_error());
+    progress_end(&progress);
+    parallel_close(&reader);
+    if (split != SPLIT_TRAIN)
+        for (int side = 0; side < 2; side++) atomic_commit(&copies[side]);
+    p->scan_sentences += 2 * st->read;
+}
+
+/* ---- SentencePiece ---- */
+
+static void train_spm(Prep *p) {
+    const PrepareSpec *s = p->spec;
+    SpmTrainOptions opt = {
+        .vocab_size = s->vocab_size,
+        .model_type = s->spm_model_type,
+        .character_coverage = s->character_coverage,
+        .input_sentences = 0,  // the reservoir has sampled already
+        .seed = (uint32_t)s->seed,
+        .threads = SPM_TRAIN_THREADS,
+        .verbose = s->spm_verbose,
+    };
+    printf(
+        "prepare: training SentencePiece (%s, %d pieces, coverage %g) on %ld sentences "
+        "sampled from %llu\n",
+        s->spm_model_type, s->vocab_size, s->character_coverage, p->sample.count,
+        (unsigned long long)p->sample.seen);
+    fflush(stdout);
+    double t0 = now_seconds();
+    char *model = NULL;
+    size_t len = 0;
+    if (spm_train(&opt, reservoir_next, &p->sample, &model, &len) != 0)
+        FATAL("%s (data.vocab_size %d, data.spm_model_type %s)", data_last_error(), s->vocab_size,
+              s->spm_model_type);
+    p->spm_seconds = now_seconds() - t0;
+    char *path = path_join(s->dir, PREPARE_SPM_MODEL);
+    atomic_write_file(path, model, len);
+    free(path);
+    free(model);
+    CHECK(load_spm(p, NULL), "%s", data_last_error());
+}
+
+/* ---- pass 2: encode in parallel, filter train by subword lengths, write the caches ---- */
+
+static void chunk_init(EncodeChunk *c) {
+    *c = (EncodeChunk){.cap = 1 << 20};
+    c->text = xmalloc(c->cap);
+    c->start = xmalloc(sizeof *c->start * 2 * CHUNK_PAIRS);
+    c->len = xmalloc(sizeof *c->len * 2 * CHUNK_PAIRS);
+    c->corpus = xmalloc(sizeof *c->corpus * CHUNK_PAIRS);
+    c->ids = xcalloc(2 * CHUNK_PAIRS, sizeof *c->ids);
+}
+
+static void chunk_free(EncodeChunk *c) {
+    for (int k = 0; k < 2 * CHUNK_PAIRS; k++) spm_ids_free(&c->ids[k]);
+    free(c->text);
+    free(c->start);
+    free(c->len);
+    free(c->corpus);
+    free(c->ids);
+}
+
+static void chunk_add_side(EncodeChunk *c, long k, const char *text, size_t len) {
+    if (c->used + len > c->cap) {
+        while (c->used + len > c->cap) c->cap *= 2;
+        c->text = xrealloc(c->text, c->cap);
+    }
+    memcpy(c->text + c->used, text, len);
+    c->start[k] = c->used;
+    c->len[k] = len;
+    c->used += len;
+}
+
+/* Encodes the chunk on all threads, then appends its pairs to the cache in input order. */
+static void flush_chunk(Prep *p, Split split, EncodeChunk *c, TokCacheWriter *w) {
+    SplitStats *st = &p->stats[split];
+    LengthLimits limits = {p->spec->min_len, p->spec->max_len, p->spec->max_len_ratio};
+    char error[1024] = "";
+    double t0 = now_seconds();
+#pragma omp parallel for schedule(dynamic, 16)
+    for (long k = 0; k < 2 * c->n; k++) {
+        if (spm_encode(p->spm, c->text + c->start[k], c->len[k], &c->ids[k]) != 0) {
+#pragma omp critical(prepare_encode_error)
+            if (!error[0]) snprintf(error, sizeof error, "%s", data_last_error());
+        }
+    }
+    p->encode_seconds += now_seconds() - t0;
+    p->encode_sentences += 2 * c->n;
+    if (error[0]) FATAL("%s", error);
+    for (long i = 0; i < c->n; i++) {
+        const SpmIds *src = &c->ids[2 * i], *tgt = &c->ids[2 * i + 1];
+        if (split == SPLIT_TRAIN) {
+            DropReason why = clean_check_lengths(&limits, src->n, tgt->n);
+            if (why != KEEP_PAIR) {
+                st->dropped[why]++;
+                continue;
+            }
+        }
+        tokcache_writer_add(w, src->ids, src->n, tgt->ids, tgt->n);
+        st->kept++;
+        st->corpus_kept[c->corpus[i]]++;
+        st->src_tokens += src->n;
+        st->tgt_tokens += tgt->n;
+    }
+    c->n = 0;
+    c->used = 0;
+}
+
+static void encode_split(Prep *p, Split split, EncodeChunk *chunk) {
+    const CorpusList *list = split_corpora(p->spec, split);
+    char *path = prepare_split_path(p->spec->dir, split, "tok");
+    TokCacheWriter writer;
+    tokcache_writer_open(&writer, path, p->vocab_size, p->fingerprint);
+    ParallelReader reader;
+    if (parallel_open(&reader, list->items, list->count) < 0) FATAL("%s", data_last_error());
+    Progress progress = progress_start(split == SPLIT_TRAIN ? "encode train" : "encode");
+    char *text[2];
+    size_t len[2];
+    int got;
+    for (long pair = 0; (got = parallel_next(&reader, &text[0], &len[0], &text[1], &len[1])) > 0;
+         pair++) {
+        progress_tick(&progress, pair);
+        if (split == SPLIT_TRAIN && !(p->keep[pair / 8] & (1u << (pair % 8)))) continue;
+        for (int side = 0; side < 2; side++) {
+            CHECK(clean_normalize(text[side], &len[side]) != CLEAN_INVALID_UTF8,
+                  "%s:%ld changed while prepare was reading it",
+                  side ? reader.tgt.path : reader.src.path,
+                  side ? reader.tgt.record_line : reader.src.record_line);
+            chunk_add_side(chunk, 2 * chunk->n + side, text[side], len[side]);
+        }
+        chunk->corpus[chunk->n++] = reader.corpus;
+        if (chunk->n == CHUNK_PAIRS) flush_chunk(p, split, chunk, &writer);
+    }
+    if (got < 0) FATAL("%s", data_last_error());
+    flush_chunk(p, split, chunk, &writer);
+    progress_end(&progress);
+    parallel_close(&reader);
+    tokcache_writer_commit(&writer);
+    free(path);
+}
+
+/* ---- manifest and log ---- */
+
+static void manifest_split(StrBuf *m, const Prep *p, Split split) {
+    const SplitStats *st = &p->stats[split];
+    const CorpusList *list = split_corpora(p->spec, split);
+    sb_printf(m, "    \"%s\": {\n", split_names[split]);
+    sb_printf(m,
+              "      \"pairs_read\": %ld, \"pairs_kept\": %ld, \"src_tokens\": %ld, "
+              "\"tgt_tokens\": %ld, \"control_char_pairs_kept\": %ld,\n",
+              st->read, st->kept, st->src_tokens, st->tgt_tokens, st->control_kept);
+    sb_printf(m, "      \"dropped\": {");
+    for (int why = KEEP_PAIR + 1; why < DROP_REASONS; why++)
+        sb_printf(m, "%s\"%s\": %ld", why > KEEP_PAIR + 1 ? ", " : "",
+                  drop_reason_name((DropReason)why), st->dropped[why]);
+    sb_printf(m, "},\n      \"cache\": \"%s.tok\",", split_names[split]);
+    if (split != SPLIT_TRAIN)
+        sb_printf(m, " \"text\": [\"%s.src\", \"%s.tgt\"],", split_names[split],
+                  split_names[split]);
+    sb_printf(m, "\n      \"corpora\": [");
+    long first = 0;
+    for (int i = 0; i < list->count; i++) {
+        sb_printf(m, "%s\n        {", i ? "," : "");
+        for (int side = 0; side < 2; side++) {
+            const char *name = side ? "tgt" : "src";
+            const InputFile *in = &p->inputs[split][side][i];
+            sb_printf(m, "\"%s\": ", name);
+            sb_json_string(m, side ? list->items[i].tgt : list->items[i].src);
+            sb_printf(m, ", \"%s_bytes\": %lld, \"%s_crc32\": \"%08x\", ", name, in->bytes, name,
+                      in->crc);
+        }
+        sb_printf(m, "\"pairs_read\": %ld, \"pairs_kept\": %ld, \"first\": %ld}",
+                  st->corpus_read[i], st->corpus_kept[i], first);
+        first += st->corpus_kept[i];
+    }
+    sb_printf(m, "%s]\n    }%s\n", list->count ? "\n      " : "", split + 1 < NSPLITS ? "," : "");
+}
+
+static void write_manifest(const Prep *p, bool spm_reused) {
+    const PrepareSpec *s = p->spec;
+    StrBuf m = {0};
+    sb_printf(&m, "{\n  \"format\": \"nmt prepare manifest\", \"version\": %d,\n",
+              PREPARE_FORMAT_VERSION);
+    sb_printf(&m, "  \"config_key\": \"%s\", \"spm_key\": \"%s\",\n", p->config_key, p->spm_key);
+    sb_printf(&m,
+              "  \"config\": {\"data.vocab_size\": %d, \"data.spm_model_type\": \"%s\", "
+              "\"data.character_coverage\": %.17g, \"data.spm_input_sentences\": %ld, "
+              "\"data.max_len\": %d, \"data.max_len_ratio\": %.17g, \"data.min_len\": %d, "
+              "\"data.seed\": %llu},\n",
+              s->vocab_size, s->spm_model_type, s->character_coverage, s->spm_input_sentences,
+              s->max_len, s->max_len_ratio, s->min_len, (unsigned long long)s->seed);
+    sb_printf(&m,
+              "  \"spm\": {\"file\": \"%s\", \"bytes\": %zu, \"fingerprint\": \"%016llx\", "
+              "\"vocab_size\": %d, \"reused\": %s},\n",
+              PREPARE_SPM_MODEL, p->spm_bytes, (unsigned long long)p->fingerprint, p->vocab_size,
+              spm_reused ? "true" : "false");
+    sb_printf(&m, "  \"splits\": {\n");
+    for (int split = 0; split < NSPLITS; split++) manifest_split(&m, p, (Split)split);
+    sb_printf(&m, "  }\n}\n");
+    char *path = path_join(s->dir, PREPARE_MANIFEST);
+    atomic_write_file(path, m.s, m.len);
+    free(path);
+    free(m.s);
+}
+
+static void log_split(const Prep *p, Split split) {
+    const SplitStats *st = &p->stats[split];
+    printf("prepare: %-5s %ld pairs read, %ld kept (%ld + %ld subword tokens)", split_names[split],
+           st->read, st->kept, st->src_tokens, st->tgt_tokens);
+    if (split == SPLIT_TRAIN) {
+        printf("; dropped:");
+        for (int why = KEEP_PAIR + 1; why < DROP_REASONS; why++)
+            printf(" %s %ld", drop_reason_name((DropReason)why), st->dropped[why]);
+    } else if (st->control_kept) {
+        printf("; %ld pairs hold control characters (kept)", st->control_kept);
+    }
+    printf("\n");
+}
+
+static void log_rate(const char *what, long sentences, double seconds, const char *extra) {
+    printf("prepare: %s: %ld sentences in %.2f s = %.0f sentences/s%s\n", what, sentences, seconds,
+           sentences / (seconds > 0 ? seconds : 1e-9), extra);
+}
+
+static void prep_free(Prep *p) {
+    for (int split = 0; split < NSPLITS; split++) {
+        free(p->inputs[split][0]);
+        free(p->inputs[split][1]);
+        free(p->stats[split].corpus_read);
+        free(p->stats[split].corpus_kept);
+    }
+    dedup_free(&p->dedup);
+    reservoir_free(&p->sample);
+    free(p->keep);
+    spm_free(p->spm);
+}
+
+/* Compares the keys with the manifest of a previous run in the directory: PREPARE_REUSED if
+ * every output can stay, PREPARE_REENCODED if the SentencePiece model can (it is then loaded),
+ * else PREPARE_BUILT. Unless everything is reused, the old manifest is removed first. */
+static PrepareOutcome check_previous_run(Prep *p) {
+    const char *dir = p->spec->dir;
+    char *manifest_path = path_join(dir, PREPARE_MANIFEST);
+    size_t manifest_len = 0;
+    char *manifest = read_whole_file(manifest_path, &manifest_len);
+    char old_key[32], old_spm_key[32], old_fingerprint[32];
+    manifest_field(manifest, "config_key", old_key, sizeof old_key);
+    manifest_field(manifest, "spm_key", old_spm_key, sizeof old_spm_key);
+    manifest_field(manifest, "fingerprint", old_fingerprint, sizeof old_fingerprint);
+    PrepareOutcome outcome = PREPARE_BUILT;
+    if (!strcmp(old_key, p->config_key)) {
+        if (outputs_valid(p, manifest)) {
+            printf("prepare: %s is up to date (inputs and config unchanged, key %s); reusing it\n",
+                   dir, p->config_key);
+            outcome = PREPARE_REUSED;
+        } else {
+            printf("prepare: cannot reuse %s: %s; rebuilding\n", dir, data_last_error());
+        }
+    } else if (manifest) {
+        printf("prepare: inputs or config changed since the last run in %s; rebuilding\n", dir);
+    }
+    if (outcome != PREPARE_REUSED) {
+        // From here on the old manifest no longer describes the directory.
+        if (manifest && remove(manifest_path) != 0)
+            FATAL("cannot remove '%s': %s", manifest_path, strerror(errno));
+        if (!strcmp(old_spm_key, p->spm_key) && load_spm(p, old_fingerprint)) {
+            printf("prepare: training inputs and SentencePiece config unchanged: reusing %s/%s\n",
+                   dir, PREPARE_SPM_MODEL);
+            outcome = PREPARE_REENCODED;
+        }
+    }
+    free(manifest);
+    free(manifest_path);
+    return outcome;
+}
+
+PrepareOutcome prepare_run(const PrepareSpec *spec) {
+    check_spec(spec);
+    make_directory(spec->dir);
+    Prep p = {.spec = spec, .threads = omp_get_max_threads()};
+    double t0 = now_seconds();
+    compute_keys(&p);
+    printf("prepare: checksummed the inputs in %.2f s\n", now_seconds() - t0);
+    PrepareOutcome outcome = check_previous_run(&p);
+    if (outcome == PREPARE_REUSED) {
+        prep_free(&p);
+        return outcome;
+    }
+    bool spm_reused = outcome == PREPARE_REENCODED;
+
+    dedup_init(&p.dedup);
+    p.keep_bytes = 1 << 16;
+    p.keep = xcalloc(p.keep_bytes, 1);
+    p.sampling = !spm_reused;
+    if (p.sampling) reservoir_init(&p.sample, spec->spm_input_sentences, spec->seed);
+    t0 = now_seconds();
+    for (int split = 0; split < NSPLITS; split++) scan_split(&p, (Split)split);
+    p.scan_seconds = now_seconds() - t0;
+    log_rate("read+clean", p.scan_sentences, p.scan_seconds, "");
+    CHECK(p.dedup.count > 0, "no training pair is left after cleaning (data.train)");
+    dedup_free(&p.dedup);
+
+    if (!spm_reused) {
+        train_spm(&p);
+        printf("prepare: SentencePiece trained in %.1f s\n", p.spm_seconds);
+        reservoir_free(&p.sample);
+    }
+
+    EncodeChunk chunk;
+    chunk_init(&chunk);
+    for (int split = 0; split < NSPLITS; split++) encode_split(&p, (Split)split, &chunk);
+    chunk_free(&chunk);
+    char threads[32];
+    snprintf(threads, sizeof threads, " (%d threads)", p.threads);
+    log_rate("encode", p.encode_sentences, p.encode_seconds, threads);
+    CHECK(p.stats[SPLIT_TRAIN].kept > 0,
+          "no training pair is left after the length filters (data.min_len %d, data.max_len %d, "
+          "data.max_len_ratio %g)",
+          spec->min_len, spec->max_len, spec->max_len_ratio);
+    for (int split = 0; split < NSPLITS; split++) log_split(&p, (Split)split);
+    write_manifest(&p, spm_reused);
+    printf(
+        "prepare: wrote %s/{%s, train.tok, valid.tok, test.tok, valid.src, valid.tgt, "
+        "test.src, test.tgt, %s}\n",
+        spec->dir, PREPARE_SPM_MODEL, PREPARE_MANIFEST);
+    fflush(stdout);
+    prep_free(&p);
+    return outcome;
+}
