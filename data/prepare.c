@@ -240,7 +240,7 @@ typedef struct EncodeChunk {
 } EncodeChunk;
 
 typedef struct Prep {
-    const PrepareSpec *spec;
+    const DataConfig *spec;
     InputFile *inputs[NSPLITS][2];  // (corpora) per split, per side: size and CRC
     char config_key[17], spm_key[17];
     SplitStats stats[NSPLITS];
@@ -258,7 +258,7 @@ typedef struct Prep {
     long scan_sentences, encode_sentences;
 } Prep;
 
-static const CorpusList *split_corpora(const PrepareSpec *spec, Split split) {
+static const CorpusList *split_corpora(const DataConfig *spec, Split split) {
     return split == SPLIT_TRAIN ? &spec->train : split == SPLIT_VALID ? &spec->valid : &spec->test;
 }
 
@@ -271,7 +271,7 @@ static void check_corpus_list(const CorpusList *list, const char *key, bool may_
             "%s[%d] needs both a src and a tgt path", key, i);
 }
 
-static void check_spec(const PrepareSpec *s) {
+static void check_spec(const DataConfig *s) {
     CHECK(s->dir && *s->dir, "data.dir is empty; it names the output directory");
     check_corpus_list(&s->train, "data.train", false);
     check_corpus_list(&s->valid, "data.valid", false);
@@ -285,7 +285,7 @@ static void check_spec(const PrepareSpec *s) {
           s->spm_model_type ? s->spm_model_type : "");
     CHECK(s->character_coverage > 0 && s->character_coverage <= 1,
           "data.character_coverage is %g; expected a value in (0, 1]", s->character_coverage);
-    CHECK(s->spm_input_sentences >= 0, "data.spm_input_sentences is %ld; expected >= 0 (0 = all)",
+    CHECK(s->spm_input_sentences >= 0, "data.spm_input_sentences is %d; expected >= 0 (0 = all)",
           s->spm_input_sentences);
     CHECK(s->min_len >= 0, "data.min_len is %d; expected >= 0", s->min_len);
     CHECK(s->max_len == 0 || s->max_len >= s->min_len,
@@ -312,7 +312,7 @@ static void make_directory(const char *dir) {
 
 /* Sizes and checksums of every input, and the two reuse keys built from them and the config. */
 static void compute_keys(Prep *p) {
-    const PrepareSpec *s = p->spec;
+    const DataConfig *s = p->spec;
     StrBuf text = {0};
     sb_printf(&text, "nmt prepare format %d\n", PREPARE_FORMAT_VERSION);
     for (int split = 0; split < NSPLITS; split++) {
@@ -329,7 +329,7 @@ static void compute_keys(Prep *p) {
         }
         sb_printf(&text, "\n");
         if (split == SPLIT_TRAIN) {  // everything the SentencePiece model depends on
-            sb_printf(&text, "vocab_size=%d type=%s coverage=%.17g sentences=%ld seed=%llu\n",
+            sb_printf(&text, "vocab_size=%d type=%s coverage=%.17g sentences=%d seed=%llu\n",
                       s->vocab_size, s->spm_model_type, s->character_coverage,
                       s->spm_input_sentences, (unsigned long long)s->seed);
             snprintf(p->spm_key, sizeof p->spm_key, "%016llx",
@@ -494,7 +494,7 @@ static void scan_split(Prep *p, Split split) {
 /* ---- SentencePiece ---- */
 
 static void train_spm(Prep *p) {
-    const PrepareSpec *s = p->spec;
+    const DataConfig *s = p->spec;
     SpmTrainOptions opt = {
         .vocab_size = s->vocab_size,
         .model_type = s->spm_model_type,
@@ -661,14 +661,14 @@ static void manifest_split(StrBuf *m, const Prep *p, Split split) {
 }
 
 static void write_manifest(const Prep *p, bool spm_reused) {
-    const PrepareSpec *s = p->spec;
+    const DataConfig *s = p->spec;
     StrBuf m = {0};
     sb_printf(&m, "{\n  \"format\": \"nmt prepare manifest\", \"version\": %d,\n",
               PREPARE_FORMAT_VERSION);
     sb_printf(&m, "  \"config_key\": \"%s\", \"spm_key\": \"%s\",\n", p->config_key, p->spm_key);
     sb_printf(&m,
               "  \"config\": {\"data.vocab_size\": %d, \"data.spm_model_type\": \"%s\", "
-              "\"data.character_coverage\": %.17g, \"data.spm_input_sentences\": %ld, "
+              "\"data.character_coverage\": %.17g, \"data.spm_input_sentences\": %d, "
               "\"data.max_len\": %d, \"data.max_len_ratio\": %.17g, \"data.min_len\": %d, "
               "\"data.seed\": %llu},\n",
               s->vocab_size, s->spm_model_type, s->character_coverage, s->spm_input_sentences,
@@ -758,7 +758,7 @@ static PrepareOutcome check_previous_run(Prep *p) {
     return outcome;
 }
 
-PrepareOutcome prepare_run(const PrepareSpec *spec) {
+PrepareOutcome prepare_run(const DataConfig *spec) {
     check_spec(spec);
     make_directory(spec->dir);
     Prep p = {.spec = spec, .threads = omp_get_max_threads()};

@@ -21,29 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "data_config.h"
 #include "text.h"
-
-typedef struct CorpusList {
-    const CorpusPair *items;
-    int count;
-} CorpusList;
-
-/* One field per key of the `data:` config section. */
-typedef struct PrepareSpec {
-    const char *dir;             // data.dir: output directory (created if missing)
-    CorpusList train;            // data.train: [{src, tgt}, ...], at least one
-    CorpusList valid;            // data.valid: at least one
-    CorpusList test;             // data.test: may be empty
-    int vocab_size;              // data.vocab_size: joint pieces, > 260 (4 special + 256 bytes)
-    const char *spm_model_type;  // data.spm_model_type: "unigram" or "bpe"
-    double character_coverage;   // data.character_coverage: (0, 1], 1.0 for EN/DE
-    long spm_input_sentences;    // data.spm_input_sentences: SentencePiece sample (0 = all)
-    int max_len;                 // data.max_len: train, subword tokens per side (0 = no limit)
-    double max_len_ratio;        // data.max_len_ratio: train, longer/shorter side (0 = none)
-    int min_len;                 // data.min_len: train, subword tokens per side
-    uint64_t seed;               // data.seed: the SentencePiece sample and training
-    bool spm_verbose;            // SentencePiece's own training log on stderr
-} PrepareSpec;
 
 typedef enum PrepareOutcome {
     PREPARE_REUSED,     // everything in dir was up to date
@@ -51,7 +30,8 @@ typedef enum PrepareOutcome {
     PREPARE_BUILT,      // everything was built
 } PrepareOutcome;
 
-PrepareOutcome prepare_run(const PrepareSpec *spec);
+/* The `data:` section of the configuration drives everything (data/data_keys.def). */
+PrepareOutcome prepare_run(const DataConfig *spec);
 
 typedef enum Split { SPLIT_TRAIN, SPLIT_VALID, SPLIT_TEST, NSPLITS } Split;
 

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <zlib.h>
 
+#include "config_types.h"
+
 typedef struct TextReader {
     char *path;
     gzFile gz;
@@ -36,11 +38,6 @@ int text_open(TextReader *r, const char *path);  // 0, or -1 if the file cannot 
  * 0 at the end, -1 on error. */
 int text_next(TextReader *r, char **rec, size_t *len);
 void text_close(TextReader *r);
-
-typedef struct CorpusPair {
-    const char *src,
-        *tgt;  // paths of the two sides; record i of one translates record i of the other
-} CorpusPair;
 
 typedef struct ParallelReader {
     const CorpusPair *corpora;

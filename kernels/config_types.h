@@ -8,12 +8,12 @@
 #include <stdbool.h>
 
 typedef struct CorpusPair {
-    const char *src, *tgt;  // file paths (plain text, .gz or WMT .sgm)
+    const char *src, *tgt;  // file paths (plain text, .gz or WMT .sgm); line i translates line i
 } CorpusPair;
 
 typedef struct CorpusList {
-    int n;
-    const CorpusPair *items;  // (n)
+    const CorpusPair *items;  // (count)
+    int count;
 } CorpusList;
 
 #define CONFIG_CTYPE_INT int

@@ -4,6 +4,7 @@
  * rejected with a message that names the file and the problem. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -49,7 +50,7 @@ int main(void) {
     const char spm[] = "spm\0model\0bytes";
     CheckpointData d = {"model:\n  d_model: 16\n", spm, sizeof spm, &a.params, true, &ts};
     char err[512] = "";
-    EXPECT(checkpoint_save(path, &d, err, sizeof err) == 0, "save: %s", err);
+    checkpoint_save(path, &d);
     Checkpoint ck;
     EXPECT(checkpoint_load(path, &ck, err, sizeof err) == 0, "load: %s", err);
     EXPECT(checkpoint_restore(&ck, &b.params, true, err, sizeof err) == 0, "restore: %s", err);
@@ -76,7 +77,7 @@ int main(void) {
     // weights only
     snprintf(bad, sizeof bad, "%s/checkpoint.u10", dir);
     CheckpointData w = {"x: 1\n", NULL, 0, &a.params, false, NULL};
-    EXPECT(checkpoint_save(bad, &w, err, sizeof err) == 0, "save weights: %s", err);
+    checkpoint_save(bad, &w);
     EXPECT(file_size(bad) < file_size(path) / 2, "weights-only file is smaller");
     EXPECT(checkpoint_load(bad, &ck, err, sizeof err) == 0 && !ck.has_optimizer && !ck.has_state,
            "weights-only load: %s", err);
@@ -119,9 +120,18 @@ int main(void) {
     }
     snprintf(bad, sizeof bad, "%s/missing", dir);
     expect_load_error(bad, "cannot open");
+    // a write that cannot happen is fatal and names the file (checked in a child process)
     snprintf(bad, sizeof bad, "%s/no/such/dir/ckpt", dir);
-    EXPECT(checkpoint_save(bad, &d, err, sizeof err) != 0 && strstr(err, "cannot create"),
-           "save into a missing directory: %s", err);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr);
+        checkpoint_save(bad, &d);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) != 0, "saving into a missing directory fails");
     free(bytes);
     unlink(path);
     snprintf(bad, sizeof bad, "%s/checkpoint.u10", dir);

@@ -29,7 +29,7 @@ int main(void) {
     config_init(&c);
     EXPECT(c.model.d_model == 512 && c.model.heads == 8 && !strcmp(c.model.attention, "concat"),
            "defaults");
-    EXPECT(c.train.eps == 1e-9 && c.train.lr == 0.0007 && c.data.train.n == 0, "float defaults");
+    EXPECT(c.train.eps == 1e-9 && c.train.lr == 0.0007 && c.data.train.count == 0, "float defaults");
     EXPECT(config_check(&c, &err) == 0, "defaults pass the checks: %s", err.msg);
 
     const char *base = "model:\n  d_model: 256\n  heads: 4\n  attention: collab\n  dk: 64\n"
@@ -39,7 +39,7 @@ int main(void) {
     EXPECT(load(&c, base, &err) == 0, "load: %s", err.msg);
     EXPECT(c.model.d_model == 256 && c.model.heads == 4 && c.model.dk == 64, "ints");
     EXPECT(!strcmp(c.model.attention, "collab") && c.train.lr == 1e-3, "enum and float");
-    EXPECT(c.data.train.n == 2 && !strcmp(c.data.train.items[0].tgt, "a.de"), "corpora");
+    EXPECT(c.data.train.count == 2 && !strcmp(c.data.train.items[0].tgt, "a.de"), "corpora");
     const char *data_dir = getenv("NMT_DATA") && *getenv("NMT_DATA") ? getenv("NMT_DATA")
                                                                        : "../shared/data";
     char want[512];
@@ -52,7 +52,7 @@ int main(void) {
     EXPECT(load(&c, "model:\n  heads: 8\n", &err) == 0, "overlay: %s", err.msg);
     EXPECT(c.model.heads == 8 && c.model.d_model == 256, "overlay keeps other keys");
     EXPECT(config_set(&c, "model.dk=128", &err) == 0 && c.model.dk == 128, "--set");
-    EXPECT(config_set(&c, "data.valid=v.en,v.de;w.en,w.de", &err) == 0 && c.data.valid.n == 2 &&
+    EXPECT(config_set(&c, "data.valid=v.en,v.de;w.en,w.de", &err) == 0 && c.data.valid.count == 2 &&
                !strcmp(c.data.valid.items[1].tgt, "w.de"),
            "--set corpora");
 

@@ -153,7 +153,7 @@ typedef struct Setup {
     char in[1024], out[1024];
     char paths[12][4096];
     CorpusPair train[2], valid[2];
-    PrepareSpec spec;
+    DataConfig spec;
 } Setup;
 
 static void setup_init(Setup *s, const char *dir) {
@@ -167,7 +167,7 @@ static void setup_init(Setup *s, const char *dir) {
         s->train[c] = (CorpusPair){s->paths[2 * c], s->paths[2 * c + 1]};
         s->valid[c] = (CorpusPair){s->paths[4 + 2 * c], s->paths[5 + 2 * c]};
     }
-    s->spec = (PrepareSpec){
+    s->spec = (DataConfig){
         .dir = s->out,
         .train = {s->train, 2},
         .valid = {s->valid, 2},
@@ -349,7 +349,7 @@ static void check_reuse(Setup *s, const Expected *ex) {
 
 static void run_prepare(void *spec) { prepare_run(spec); }
 
-static void expect_fatal(const char *what, PrepareSpec *spec, const char *want1,
+static void expect_fatal(const char *what, DataConfig *spec, const char *want1,
                          const char *want2) {
     char err[8192];
     int status = test_run_child(run_prepare, spec, err, sizeof err);
@@ -359,7 +359,7 @@ static void expect_fatal(const char *what, PrepareSpec *spec, const char *want1,
 }
 
 static void test_fatal_errors(Setup *s) {
-    PrepareSpec spec = s->spec;
+    DataConfig spec = s->spec;
     spec.vocab_size = 100;
     expect_fatal("small vocabulary", &spec, "data.vocab_size is 100", NULL);
     spec = s->spec;
@@ -402,7 +402,7 @@ static void test_fatal_errors(Setup *s) {
 
 /* The outputs must not depend on the number of threads: one thread gives the same bytes. */
 static void test_thread_independence(Setup *s) {
-    PrepareSpec one = s->spec;
+    DataConfig one = s->spec;
     char dir[1100];
     snprintf(dir, sizeof dir, "%s/../one-thread", s->out);
     one.dir = dir;

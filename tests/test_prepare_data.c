@@ -111,7 +111,7 @@ static long check_pair(const Model *m, const TokCache *c, long i, const char *sr
 }
 
 /* The test's own length rules (clean.h): min, then max, then ratio. */
-static int length_verdict(const PrepareSpec *spec, int ns, int nt) {
+static int length_verdict(const DataConfig *spec, int ns, int nt) {
     int shorter = ns < nt ? ns : nt, longer = ns < nt ? nt : ns;
     if (shorter < spec->min_len) return 1;
     if (spec->max_len && longer > spec->max_len) return 2;
@@ -120,7 +120,7 @@ static int length_verdict(const PrepareSpec *spec, int ns, int nt) {
 }
 
 /* Train: recompute the kept pairs from the raw files and compare with the cache and manifest. */
-static void check_train(const PrepareSpec *spec, const Model *m) {
+static void check_train(const DataConfig *spec, const Model *m) {
     Lines en = read_normalized(spec->train.items[0].src);
     Lines de = read_normalized(spec->train.items[0].tgt);
     EXPECT(en.n == 29000 && de.n == 29000, "Multi30k train has %ld/%ld lines, want 29000", en.n,
@@ -207,7 +207,7 @@ static void check_train(const PrepareSpec *spec, const Model *m) {
 
 /* Valid/test: nothing dropped, the text copies are the normalized lines, the cache decodes to
  * them. Returns the pairs of the split. */
-static long check_eval_split(const PrepareSpec *spec, const Model *m, Split split,
+static long check_eval_split(const DataConfig *spec, const Model *m, Split split,
                              const CorpusList *list, const long *want_lines) {
     char *copy_path[2] = {prepare_split_path(spec->dir, split, "src"),
                           prepare_split_path(spec->dir, split, "tgt")};
@@ -272,7 +272,7 @@ int main(void) {
     for (int i = 0; i < 7; i++) test[1 + i] = (CorpusPair){paths[6 + 2 * i], paths[7 + 2 * i]};
 
     char *dir = test_tempdir();
-    PrepareSpec spec = {
+    DataConfig spec = {
         .dir = dir,
         .train = {&train, 1},
         .valid = {&valid, 1},

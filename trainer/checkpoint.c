@@ -3,18 +3,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "atomic.h"
 #include "check.h"
 
 #define CKPT_MAGIC "NMTCKPT1"
-enum { CKPT_VERSION = 1, HEADER_BYTES = 8 + 4 + 4 + 8 + 4 };
+/* Header: magic, version, sections, payload bytes, CRC, 4 reserved bytes. Sections: tag, 4
+ * reserved bytes, length, data padded to 8 bytes, so every tensor is aligned in a mapped file. */
+enum { CKPT_VERSION = 1, HEADER_BYTES = 32, SECTION_HEADER = 16 };
 enum { TAG_CONFIG = 1, TAG_SPM = 2, TAG_INDEX = 3, TAG_VALUES = 4, TAG_ADAM_M = 5, TAG_ADAM_V = 6,
        TAG_STATE = 7 };
 
@@ -27,125 +31,102 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
     return -1;
 }
 
-/* ---- writing: a growable buffer of sections ---- */
+/* ---- writing: sections streamed to the temporary file, the CRC computed on the way ---- */
 
-typedef struct Buf {
-    char *p;
-    size_t len, cap;
-} Buf;
+typedef struct Writer {
+    AtomicFile file;
+    uint32_t crc, sections;
+    uint64_t payload;
+} Writer;
 
-static void buf_put(Buf *b, const void *data, size_t n) {
-    if (b->len + n > b->cap) {
-        b->cap = (b->len + n) * 2;
-        b->p = xrealloc(b->p, b->cap);
+static void put(Writer *w, const void *data, size_t n) {
+    atomic_write(&w->file, data, n);
+    for (size_t at = 0; at < n;) {  // zlib's crc32 takes an unsigned int length
+        uInt chunk = (uInt)(n - at > (1u << 30) ? (1u << 30) : n - at);
+        w->crc = (uint32_t)crc32(w->crc, (const Bytef *)data + at, chunk);
+        at += chunk;
     }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
+    w->payload += n;
 }
 
-static void buf_section(Buf *b, uint32_t tag, const void *data, size_t n) {
-    uint64_t len = n;
-    buf_put(b, &tag, 4);
-    buf_put(b, &len, 8);
-    buf_put(b, data, n);
+static uint64_t padded(uint64_t n) { return (n + 7) / 8 * 8; }
+
+static void section_start(Writer *w, uint32_t tag, uint64_t len) {
+    uint32_t reserved = 0;
+    put(w, &tag, 4);
+    put(w, &reserved, 4);
+    put(w, &len, 8);
+    w->sections++;
+}
+
+static void section_end(Writer *w, uint64_t len) {
+    static const char zeros[8];
+    put(w, zeros, padded(len) - len);
+}
+
+static void section(Writer *w, uint32_t tag, const void *data, size_t n) {
+    section_start(w, tag, n);
+    put(w, data, n);
+    section_end(w, n);
 }
 
 /* Each tensor's floats, concatenated in table order (alignment padding dropped). */
-static void put_tensors(Buf *b, uint32_t tag, const ParamTable *pt, const float *arena) {
+static void tensors_section(Writer *w, uint32_t tag, const ParamTable *pt, const float *arena) {
     uint64_t len = sizeof(float) * params_count(pt);
-    buf_put(b, &tag, 4);
-    buf_put(b, &len, 8);
+    section_start(w, tag, len);
     for (int i = 0; i < pt->count; i++)
-        buf_put(b, arena + pt->info[i].offset, sizeof(float) * pt->info[i].numel);
+        put(w, arena + pt->info[i].offset, sizeof(float) * pt->info[i].numel);
+    section_end(w, len);
 }
 
-static void state_text(Buf *b, const TrainState *s) {
+static void state_section(Writer *w, const TrainState *s) {
     char t[1024];
     int n = snprintf(t, sizeof t,
                      "update %ld\nmicro_step %ld\nepoch %d\nbatch_in_epoch %ld\nbest_metric %.17g\n"
                      "has_best %d\nstalls %d\ntrain_seconds %.17g\ntokens %ld\nskipped %ld\n",
                      s->update, s->micro_step, s->epoch, s->batch_in_epoch, s->best_metric,
                      s->has_best, s->stalls, s->train_seconds, s->tokens, s->skipped);
-    buf_section(b, TAG_STATE, t, (size_t)n);
+    section(w, TAG_STATE, t, (size_t)n);
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        c += w, n -= (size_t)w;
-    }
-    return 0;
-}
-
-int checkpoint_save(const char *path, const CheckpointData *d, char *err, size_t errlen) {
-    Buf b = {0};
-    const ParamTable *pt = d->params;
-    buf_section(&b, TAG_CONFIG, d->config, strlen(d->config));
-    if (d->spm) buf_section(&b, TAG_SPM, d->spm, d->spm_len);
-    Buf idx = {0};
-    uint32_t count = (uint32_t)pt->count;
-    buf_put(&idx, &count, 4);
-    for (int i = 0; i < pt->count; i++) {
-        const ParamInfo *p = &pt->info[i];
-        uint32_t shape[2] = {(uint32_t)p->shape[0], (uint32_t)p->shape[1]};
-        buf_put(&idx, p->name, sizeof p->name);
-        buf_put(&idx, shape, sizeof shape);
-    }
-    buf_section(&b, TAG_INDEX, idx.p, idx.len);
-    free(idx.p);
-    put_tensors(&b, TAG_VALUES, pt, pt->param);
-    if (d->with_optimizer) {
-        put_tensors(&b, TAG_ADAM_M, pt, pt->adam_m);
-        put_tensors(&b, TAG_ADAM_V, pt, pt->adam_v);
-    }
-    if (d->state) state_text(&b, d->state);
-
-    char header[HEADER_BYTES];
-    uint32_t version = CKPT_VERSION, sections = 0, crc = (uint32_t)crc32(0L, Z_NULL, 0);
-    for (size_t at = 0; at < b.len; sections++) {  // count sections
-        uint64_t len;
-        memcpy(&len, b.p + at + 4, 8);
-        at += 12 + len;
-    }
-    uint64_t payload = b.len;
-    for (size_t at = 0; at < b.len;) {  // zlib's crc32 takes at most 4 GiB at a time
-        uInt n = (uInt)(b.len - at > (1u << 30) ? (1u << 30) : b.len - at);
-        crc = (uint32_t)crc32(crc, (const Bytef *)b.p + at, n);
-        at += n;
-    }
+static void write_header(FILE *f, uint32_t sections, uint64_t payload, uint32_t crc) {
+    char header[HEADER_BYTES] = {0};
+    uint32_t version = CKPT_VERSION;
     memcpy(header, CKPT_MAGIC, 8);
     memcpy(header + 8, &version, 4);
     memcpy(header + 12, &sections, 4);
     memcpy(header + 16, &payload, 8);
     memcpy(header + 24, &crc, 4);
+    fwrite(header, 1, sizeof header, f);
+}
 
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int rc = -1;
-    if (fd < 0) {
-        fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    } else if (write_all(fd, header, sizeof header) || write_all(fd, b.p, b.len) || fsync(fd)) {
-        fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-    } else if (close(fd) || rename(tmp, path)) {
-        fail(err, errlen, "cannot move %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-    } else {
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", path);
-        int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
-        if (dfd >= 0) fsync(dfd), close(dfd);  // make the rename itself durable
-        rc = 0;
+void checkpoint_save(const char *path, const CheckpointData *d) {
+    const ParamTable *pt = d->params;
+    Writer w = {.crc = (uint32_t)crc32(0L, Z_NULL, 0)};
+    atomic_open(&w.file, path);
+    write_header(w.file.f, 0, 0, 0);  // rewritten below, once sizes and checksum are known
+    section(&w, TAG_CONFIG, d->config, strlen(d->config));
+    if (d->spm) section(&w, TAG_SPM, d->spm, d->spm_len);
+    uint64_t index_len = 4 + (uint64_t)pt->count * (64 + 8);
+    section_start(&w, TAG_INDEX, index_len);
+    uint32_t count = (uint32_t)pt->count;
+    put(&w, &count, 4);
+    for (int i = 0; i < pt->count; i++) {
+        const ParamInfo *p = &pt->info[i];
+        uint32_t shape[2] = {(uint32_t)p->shape[0], (uint32_t)p->shape[1]};
+        put(&w, p->name, 64);
+        put(&w, shape, sizeof shape);
     }
-    free(b.p);
-    return rc;
+    section_end(&w, index_len);
+    tensors_section(&w, TAG_VALUES, pt, pt->param);
+    if (d->with_optimizer) {
+        tensors_section(&w, TAG_ADAM_M, pt, pt->adam_m);
+        tensors_section(&w, TAG_ADAM_V, pt, pt->adam_v);
+    }
+    if (d->state) state_section(&w, d->state);
+    CHECK(fseek(w.file.f, 0, SEEK_SET) == 0, "cannot rewind '%s'", w.file.tmp_path);
+    write_header(w.file.f, w.sections, w.payload, w.crc);
+    atomic_commit(&w.file);
 }
 
 /* ---- reading ---- */
@@ -166,39 +147,35 @@ static int parse_state(const char *text, size_t len, TrainState *s) {
 
 int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) {
     memset(ck, 0, sizeof *ck);
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errlen, "cannot open checkpoint %s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char header[HEADER_BYTES];
-    if (size < HEADER_BYTES || fread(header, 1, HEADER_BYTES, f) != HEADER_BYTES ||
-        memcmp(header, CKPT_MAGIC, 8)) {
-        fclose(f);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return fail(err, errlen, "cannot open checkpoint %s: %s", path, strerror(errno));
+    struct stat sb;
+    long size = fstat(fd, &sb) == 0 ? (long)sb.st_size : -1;
+    const char *header = size >= HEADER_BYTES
+                             ? mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0)
+                             : MAP_FAILED;
+    close(fd);
+    if (header == MAP_FAILED || memcmp(header, CKPT_MAGIC, 8)) {
+        if (header != MAP_FAILED) munmap((void *)header, (size_t)size);
         return fail(err, errlen, "%s is not an nmt checkpoint (bad magic)", path);
     }
+    ck->map = header, ck->map_size = (size_t)size;
     uint32_t version, sections, crc;
     uint64_t payload;
     memcpy(&version, header + 8, 4), memcpy(&sections, header + 12, 4);
     memcpy(&payload, header + 16, 8), memcpy(&crc, header + 24, 4);
     if (version != CKPT_VERSION) {
-        fclose(f);
+        checkpoint_free(ck);
         return fail(err, errlen, "%s: checkpoint version %u, this nmt reads version %d", path,
                     version, CKPT_VERSION);
     }
     if ((uint64_t)size != HEADER_BYTES + payload) {
-        fclose(f);
+        checkpoint_free(ck);
         return fail(err, errlen, "%s is truncated or damaged: %ld bytes, the header says %llu",
                     path, size, (unsigned long long)(HEADER_BYTES + payload));
     }
-    ck->blob = xmalloc(payload ? payload : 1);
+    ck->blob = header + HEADER_BYTES;
     ck->size = payload;
-    size_t got = fread(ck->blob, 1, payload, f);
-    fclose(f);
-    if (got != payload) {
-        checkpoint_free(ck);
-        return fail(err, errlen, "cannot read %s", path);
-    }
     uint32_t actual = (uint32_t)crc32(0L, Z_NULL, 0);
     for (size_t at = 0; at < payload;) {
         uInt n = (uInt)(payload - at > (1u << 30) ? (1u << 30) : payload - at);
@@ -214,9 +191,10 @@ int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) 
     for (size_t at = 0; at < payload;) {
         uint32_t tag;
         uint64_t len;
-        memcpy(&tag, ck->blob + at, 4), memcpy(&len, ck->blob + at + 4, 8);
-        const char *data = ck->blob + at + 12;
-        if (at + 12 + len > payload) {
+        if (at + SECTION_HEADER > payload) break;
+        memcpy(&tag, ck->blob + at, 4), memcpy(&len, ck->blob + at + 8, 8);
+        const char *data = ck->blob + at + SECTION_HEADER;
+        if (at + SECTION_HEADER + len > payload) {
             checkpoint_free(ck);
             return fail(err, errlen, "%s: section %u overruns the file", path, tag);
         }
@@ -240,7 +218,7 @@ int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) 
             break;
         default: break;  // sections of newer writers are skipped
         }
-        at += 12 + len;
+        at += SECTION_HEADER + padded(len);
     }
     if (!ck->config || !index || !arenas[0]) {
         checkpoint_free(ck);
@@ -269,7 +247,8 @@ int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) 
 }
 
 void checkpoint_free(Checkpoint *ck) {
-    free(ck->blob), free(ck->config), free(ck->tensors);
+    if (ck->map) munmap((void *)ck->map, ck->map_size);
+    free(ck->config), free(ck->tensors);
     memset(ck, 0, sizeof *ck);
 }
 

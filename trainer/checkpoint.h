@@ -5,9 +5,10 @@
  *
  * File: magic "NMTCKPT1", uint32 version, uint32 section count, uint64 payload bytes, uint32
  * CRC-32 (zlib) of the payload; the payload is a list of sections (uint32 tag, uint64 length,
- * bytes). Writes go to a temporary file in the same directory, fsync, rename, fsync of the
- * directory: a crash never leaves a partial checkpoint under the final name. Loading checks the
- * magic, version, size and checksum and says which one failed. */
+ * bytes). Writes stream to a temporary file in the same directory, then fsync, rename, fsync of
+ * the directory (data/atomic.h): a crash never leaves a partial checkpoint under the final name,
+ * and no copy of the parameters is made in memory. Loading maps the file, checks the magic,
+ * version, size and checksum, and says which one failed. */
 #ifndef NMT_CHECKPOINT_H
 #define NMT_CHECKPOINT_H
 
@@ -40,12 +41,14 @@ typedef struct CheckpointData {
     const TrainState *state;   // NULL for a weights-only checkpoint
 } CheckpointData;
 
-/* 0 on success; on failure -1 and a message naming the file in err. */
-int checkpoint_save(const char *path, const CheckpointData *d, char *err, size_t errlen);
+/* I/O errors are fatal and name the file; the previous file under `path` stays intact. */
+void checkpoint_save(const char *path, const CheckpointData *d);
 
-/* A loaded checkpoint: sections point into one buffer. */
+/* A loaded checkpoint: sections point into the mapped file. */
 typedef struct Checkpoint {
-    char *blob;
+    const char *map;   // the whole file, mapped read-only
+    size_t map_size;
+    const char *blob;  // the payload
     size_t size;
     char *config;              // NUL-terminated copy
     const void *spm;

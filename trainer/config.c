@@ -249,7 +249,7 @@ static int set_scalar(Config *c, int k, const char *v, const char *where, Config
                                     config_strdup(c, tgt, strlen(tgt))};
             p = semi ? semi + 1 : stop;
         }
-        *list = (CorpusList){n, items};
+        *list = (CorpusList){items, n};
         break;
     }
     }
@@ -352,7 +352,7 @@ static int read_corpora(Config *c, YamlReader *r, int k, ConfigError *err) {
     }
     CorpusPair *owned = config_alloc(c, sizeof(CorpusPair) * (n ? n : 1));
     memcpy(owned, items, sizeof(CorpusPair) * n);
-    *(CorpusList *)((char *)c + keys[k].offset) = (CorpusList){n, owned};
+    *(CorpusList *)((char *)c + keys[k].offset) = (CorpusList){owned, n};
     snprintf(where, sizeof where, "%s:%zu", r->origin, ev_line(r));
     c->origin[k] = config_strdup(c, where, strlen(where));
     return 0;
@@ -515,8 +515,8 @@ void config_dump(const Config *c, FILE *out) {
         case CT_ENUM: print_quoted(out, *(const char *const *)field); break;
         case CT_CORPORA: {
             const CorpusList *l = field;
-            if (!l->n) fputs("[]", out);
-            for (int i = 0; i < l->n; i++) {
+            if (!l->count) fputs("[]", out);
+            for (int i = 0; i < l->count; i++) {
                 fputs("\n    - {src: ", out);
                 print_quoted(out, l->items[i].src);
                 fputs(", tgt: ", out);
