@@ -5,6 +5,7 @@
 #define NMT_CMD_H
 
 int cmd_bench(int argc, char **argv);
+int cmd_prepare(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 
 #endif

@@ -11,8 +11,9 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {
-    {"bench", "benchmarks: gemm (our blocked GEMM against OpenBLAS)", cmd_bench},
+    {"prepare", "clean corpora, train SentencePiece, write token caches", cmd_prepare},
     {"bleu", "BLEU / chrF of system output, a drop-in for the sacrebleu command", cmd_bleu},
+    {"bench", "benchmarks: gemm, train, decode", cmd_bench},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
