@@ -72,7 +72,26 @@ void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B,
     s->p = arena_floats(arena, (size_t)B * d->H * Tq * Tk);
 }
 
-/* Workspace layout of the backward pass (the forward uses a prefix of the same buffers). */
+/* Workspace of attention_core: per-thread probability tiles, then the AttnImpl's own. */
+typedef struct CoreWork {
+    float *tile;  // (nthreads, 2, Tq, Tk)
+    float *impl;
+} CoreWork;
+
+static size_t align16(size_t n) { return (n + 15) / 16 * 16; }  // floats: keeps 64-byte alignment
+
+static size_t core_layout(CoreWork *w, float *base, const Attention *a, int B, int Tq, int Tk,
+                          int nthreads) {
+    size_t tile = align16((size_t)nthreads * 2 * Tq * Tk);
+    if (w) w->tile = base, w->impl = base ? base + tile : NULL;
+    return tile + align16(a->impl->work_floats(&a->d, B, Tq, Tk, nthreads));
+}
+
+size_t attention_core_work_floats(const Attention *a, int B, int Tq, int Tk, int nthreads) {
+    return core_layout(NULL, NULL, a, B, Tq, Tk, nthreads);
+}
+
+/* Workspace of forward and backward: the gradient buffers, then attention_core's workspace. */
 typedef struct AttnWork {
     float *o;        // (B, Tq, D) the heads' outputs
     float *d_o;      // (B, Tq, D)
@@ -80,24 +99,22 @@ typedef struct AttnWork {
     float *dv;       // (B, Tk, D)
     float *dcs;      // (B, Tk, H)
     float *dS;       // (B, H, Tq, Tk)
-    float *tile;     // (nthreads, 2, Tq, Tk) per-thread probability tiles
-    float *impl;     // the AttnImpl's own workspace
+    CoreWork core;
 } AttnWork;
 
 static size_t work_layout(AttnWork *w, float *base, const Attention *a, int B, int Tq, int Tk,
                           int nthreads) {
     const AttnDims *d = &a->d;
-    size_t sizes[] = {(size_t)B * Tq * d->D, (size_t)B * Tq * d->D, (size_t)B * Tq * d->W, (size_t)B * Tk * d->W,
-                      (size_t)B * Tk * d->D, (size_t)B * Tk * d->H, (size_t)B * d->H * Tq * Tk,
-                      (size_t)nthreads * 2 * Tq * Tk,
-                      a->impl->work_floats(d, B, Tq, Tk, nthreads)};
-    float **slots[] = {&w->o, &w->d_o, &w->dq, &w->dk, &w->dv, &w->dcs, &w->dS, &w->tile, &w->impl};
+    size_t sizes[] = {(size_t)B * Tq * d->D, (size_t)B * Tq * d->D, (size_t)B * Tq * d->W,
+                      (size_t)B * Tk * d->W, (size_t)B * Tk * d->D, (size_t)B * Tk * d->H,
+                      (size_t)B * d->H * Tq * Tk};
+    float **slots[] = {&w->o, &w->d_o, &w->dq, &w->dk, &w->dv, &w->dcs, &w->dS};
     size_t at = 0;
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 7; i++) {
         if (w) *slots[i] = base ? base + at : NULL;
-        at += (sizes[i] + 15) / 16 * 16;  // keep every buffer 64-byte aligned
+        at += align16(sizes[i]);
     }
-    return at;
+    return at + core_layout(w ? &w->core : NULL, base ? base + at : NULL, a, B, Tq, Tk, nthreads);
 }
 
 size_t attention_work_floats(const Attention *a, int B, int Tq, int Tk, int nthreads) {
@@ -141,8 +158,8 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
     const AttnDims *d = &a->d;
     const int H = d->H, D = d->D, Dh = d->Dh;
     int nthreads = omp_get_max_threads();
-    AttnWork w;
-    work_layout(&w, work, a, B, Tq, Tk, nthreads);
+    CoreWork w;
+    core_layout(&w, work, a, B, Tq, Tk, nthreads);
     a->impl->scores_forward(c, d, &a->p, p, q, k, cs, B, Tq, Tk, kvs, w.impl);
     Dropout drop = dropout_make(c, d->dropout, a->site);
 #pragma omp parallel for collapse(2) schedule(static) if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
@@ -169,7 +186,7 @@ void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *ou
     attention_project_kv(c, a, s->k, s->v, s->cs, xkv, B * Tk);
     AttnWork w;
     work_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
-    attention_core(c, a, w.o, s->p, s->q, s->k, s->v, s->cs, mask, B, Tq, Tk, Tk, work);
+    attention_core(c, a, w.o, s->p, s->q, s->k, s->v, s->cs, mask, B, Tq, Tk, Tk, w.core.tile);
     linear_forward(c, out, w.o, a->p.w_o, a->p.b_o, B * Tq, a->d.D, a->d.D);
 }
 
@@ -194,7 +211,7 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             const float *pb = s->p + ((size_t)b * H + h) * Tq * Tk;  // (Tq, Tk)
-            float *tile = w.tile + (size_t)omp_get_thread_num() * 2 * Tq * Tk;
+            float *tile = w.core.tile + (size_t)omp_get_thread_num() * 2 * Tq * Tk;
             float *dpd = tile + (size_t)Tq * Tk;  // d(dropped probabilities) (Tq, Tk)
             uint64_t base = ((uint64_t)b * H + h) * Tq * Tk;
             const float *pd = pb;
@@ -226,7 +243,7 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
     c->gemm->sgemm(true, false, D, D, B * Tq, 1.0f, dout, D, w.o, D, 1.0f, g->w_o, D);
     colsum_add(g->b_o, dout, B * Tq, D);
     a->impl->scores_backward(c, d, p, &a->g, w.dq, w.dk, w.dcs, w.dS, s->q, s->k, B, Tq, Tk, Tk,
-                             w.impl);
+                             w.core.impl);
     if (a->impl->kv_extra_backward)
         a->impl->kv_extra_backward(c, d, p, &a->g, dxkv, w.dcs, xkv, B * Tk);
     linear_backward(c, dxq, g->w_q, g->b_q, w.dq, xq, p->w_q, B * Tq, D, W);

@@ -99,6 +99,8 @@ void attention_bind(Attention *a, const ParamTable *pt, const char *prefix, cons
 void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B, int Tq, int Tk);
 /* Workspace floats attention_forward / attention_backward need for this shape. */
 size_t attention_work_floats(const Attention *a, int B, int Tq, int Tk, int nthreads);
+/* Workspace floats attention_core alone needs (incremental decoding). */
+size_t attention_core_work_floats(const Attention *a, int B, int Tq, int Tk, int nthreads);
 
 /* The stages of attention_forward, also used one step at a time by incremental decoding. */
 void attention_project_q(const Ctx *c, const Attention *a, float *q, const float *xq, int Nq);

@@ -8,29 +8,29 @@
 
 #include "check.h"
 
-void decode_init(DecodeState *st, Model *m, int max_sents, int beam, int max_src, int max_steps) {
+void decode_init(DecodeState *st, Model *m, const DecodeCapacity *cap) {
     memset(st, 0, sizeof *st);
-    st->m = m, st->max_sents = max_sents, st->beam = beam;
-    st->max_src = max_src, st->max_steps = max_steps, st->max_rows = max_sents * beam;
-    CHECK(max_steps <= m->max_len, "decoding %d steps needs the model planned for that length "
-          "(planned %d)", max_steps, m->max_len);
-    const int R = st->max_rows, D = m->D, W = m->ad.W, H = m->H, n = m->n_dec;
-    const int Tk = max_steps > max_src ? max_steps : max_src;
-    st->layers = xcalloc(n, sizeof(DecodeLayerCache));
+    st->m = m, st->cap = *cap, st->beam = cap->beam;
+    CHECK(cap->max_len <= m->max_len, "decoding %d positions needs the model planned for that "
+          "length (planned %d)", cap->max_len, m->max_len);
+    const int R = cap->sents * cap->beam, D = m->D, W = m->ad.W, H = m->H, n = m->n_dec;
+    const size_t RT = (size_t)cap->row_steps, ST = (size_t)cap->src_tokens;
+    const int nthreads = omp_get_max_threads();
+    st->layers = xcalloc(n ? n : 1, sizeof(DecodeLayerCache));
     for (int pass = 0; pass < 2; pass++) {  // measure, then allocate
         Arena *a = &st->arena;
         if (pass == 0) arena_init_measure(a);
         else arena_init(a, a->peak);
-        st->src_len = arena_alloc(a, sizeof(int) * max_sents);
+        st->src_len = arena_alloc(a, sizeof(int) * cap->sents);
         st->row_map = arena_alloc(a, sizeof(int) * R);
         for (int l = 0; l < n; l++) {
             DecodeLayerCache *L = &st->layers[l];
-            L->self_k = arena_floats(a, (size_t)R * max_steps * W);
-            L->self_v = arena_floats(a, (size_t)R * max_steps * D);
-            L->self_cs = arena_floats(a, (size_t)R * max_steps * H);
-            L->cross_k = arena_floats(a, (size_t)max_sents * max_src * W);
-            L->cross_v = arena_floats(a, (size_t)max_sents * max_src * D);
-            L->cross_cs = arena_floats(a, (size_t)max_sents * max_src * H);
+            L->self_k = arena_floats(a, RT * W);
+            L->self_v = arena_floats(a, RT * D);
+            L->self_cs = arena_floats(a, RT * H);
+            L->cross_k = arena_floats(a, ST * W);
+            L->cross_v = arena_floats(a, ST * D);
+            L->cross_cs = arena_floats(a, ST * H);
         }
         float **rd[] = {&st->x, &st->fin, &st->f, &st->saved, &st->out, &st->o, &st->v};
         for (size_t i = 0; i < sizeof rd / sizeof *rd; i++) *rd[i] = arena_floats(a, (size_t)R * D);
@@ -39,20 +39,29 @@ void decode_init(DecodeState *st, Model *m, int max_sents, int beam, int max_src
         st->cs = arena_floats(a, (size_t)R * H);
         st->mean = arena_floats(a, R);
         st->rstd = arena_floats(a, R);
-        st->p = arena_floats(a, (size_t)R * H * Tk);
+        st->p = arena_floats(a, (size_t)H * (RT > cap->beam * ST ? RT : cap->beam * ST));
         st->ffn_pre = arena_floats(a, (size_t)R * m->F);
         st->ffn_h = arena_floats(a, (size_t)R * m->F);
-        const Attention *att = n ? &m->dec[0].self_attn : NULL;
-        size_t w_self = att ? attention_work_floats(att, R, 1, max_steps, omp_get_max_threads()) : 0;
-        size_t w_cross = att ? attention_work_floats(att, max_sents, beam, max_src, omp_get_max_threads()) : 0;
+        size_t w_self = 0, w_cross = 0;
+        if (n) {
+            w_self = attention_core_work_floats(&m->dec[0].self_attn, R, 1, cap->max_len, nthreads);
+            w_cross = attention_core_work_floats(&m->dec[0].cross_attn, cap->sents, cap->beam,
+                                                 cap->max_len, nthreads);
+        }
         st->attn_work = arena_floats(a, w_self > w_cross ? w_self : w_cross);
-        st->tmp = arena_floats(a, (size_t)R * max_steps * (W + D + H));
+        st->tmp = arena_floats(a, RT * (W + D + H));
         st->logits = arena_floats(a, (size_t)R * m->V);
         st->tokens = arena_alloc(a, sizeof(int32_t) * R);
-        st->hist = arena_alloc(a, sizeof(int32_t) * R * max_steps);
-        st->hist_next = arena_alloc(a, sizeof(int32_t) * R * max_steps);
+        st->hist = arena_alloc(a, sizeof(int32_t) * RT);
+        st->hist_next = arena_alloc(a, sizeof(int32_t) * RT);
         st->parent = arena_alloc(a, sizeof(int) * R);
     }
+}
+
+bool decode_fits(const DecodeState *st, int sents, int S, int T) {
+    const DecodeCapacity *c = &st->cap;
+    return sents <= c->sents && (long)sents * S <= c->src_tokens &&
+           (long)sents * st->beam * T <= c->row_steps && S <= c->max_len && T <= c->max_len;
 }
 
 void decode_free(DecodeState *st) {
@@ -62,11 +71,11 @@ void decode_free(DecodeState *st) {
 }
 
 void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *src_len,
-                  int sents, int S) {
+                  int sents, int S, int T) {
     Model *m = st->m;
-    CHECK(sents <= st->max_sents && S <= st->max_src, "decode batch %dx%d exceeds %dx%d", sents,
-          S, st->max_sents, st->max_src);
-    st->sents = sents, st->S = S;
+    CHECK(decode_fits(st, sents, S, T), "decode batch of %d sentences, %d source and %d output "
+          "positions exceeds the decoder's capacity", sents, S, T);
+    st->sents = sents, st->S = S, st->T = T;
     memcpy(st->src_len, src_len, sizeof(int) * sents);
     model_encode(m, c, src, src_len, sents, S);
     for (int l = 0; l < m->n_dec; l++) {
@@ -84,7 +93,7 @@ static void copy_rows(float *dst, long dst_ld, const float *src, long src_ld, in
 
 void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, float *logits) {
     Model *m = st->m;
-    const int R = st->sents * st->beam, D = m->D, W = m->ad.W, H = m->H, T = st->max_steps;
+    const int R = st->sents * st->beam, D = m->D, W = m->ad.W, H = m->H, T = st->T;
     CHECK(t < T, "decode step %d beyond the planned %d", t, T);
     embedding_forward(st->x, tokens, m->emb, m->pe, R, 1, D, sqrtf((float)D), t);
     const float *x = st->x;
@@ -144,7 +153,7 @@ static void gather_rows(float *cache, float *tmp, const int *src_row, int R, int
 
 void decode_reorder(DecodeState *st, const int *parent, int t) {
     const Model *m = st->m;
-    const int R = st->sents * st->beam, T = st->max_steps;
+    const int R = st->sents * st->beam, T = st->T;
     bool identity = true;
     for (int r = 0; r < R; r++) identity &= parent[r] == r;
     if (identity) return;
@@ -158,7 +167,7 @@ void decode_reorder(DecodeState *st, const int *parent, int t) {
 
 void decode_keep_sentences(DecodeState *st, const bool *keep, int t) {
     const Model *m = st->m;
-    const int k = st->beam, T = st->max_steps, S = st->S, W = m->ad.W, D = m->D, H = m->H;
+    const int k = st->beam, T = st->T, S = st->S, W = m->ad.W, D = m->D, H = m->H;
     int n = 0, *rows = st->row_map;
     for (int s = 0; s < st->sents; s++) {
         if (!keep[s]) continue;

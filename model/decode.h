@@ -4,46 +4,59 @@
  * keys and values are projected once per sentence from the encoder output (for collab attention
  * that is the shared K~ of width D~k, never per head: the mixing is on the query side). The beam
  * rows of one sentence are the Tq = beam queries of one cross-attention call.
- * All buffers are allocated once by decode_init for the largest batch. */
+ * All buffers are allocated once by decode_init for a capacity; each batch then lays its caches
+ * out for its own number of output positions, so short sentences can come in large batches and
+ * long ones in small batches within the same memory. */
 #ifndef NMT_DECODE_H
 #define NMT_DECODE_H
 
 #include "model.h"
 
+typedef struct DecodeCapacity {
+    int sents;       // sentences in a batch
+    int beam;        // rows per sentence
+    int src_tokens;  // sentences x padded source length of a batch
+    int row_steps;   // rows x output positions of a batch
+    int max_len;     // the longest source and the longest output
+} DecodeCapacity;
+
 typedef struct DecodeLayerCache {
-    float *self_k, *self_v, *self_cs;     // (rows, max_steps, W), (.., D), (.., H)
+    float *self_k, *self_v, *self_cs;     // (rows, T, W), (.., D), (.., H)
     float *cross_k, *cross_v, *cross_cs;  // (sentences, S, W), (.., D), (.., H)
 } DecodeLayerCache;
 
 typedef struct DecodeState {
     Model *m;
-    int max_sents, beam, max_src, max_steps, max_rows;
-    int sents, S;               // current batch: sentences, padded source length
-    int *src_len;               // (max_sents)
+    DecodeCapacity cap;
+    int beam;
+    int sents, S, T;            // current batch: sentences, padded source length, positions
+    int *src_len;               // (sentences)
     DecodeLayerCache *layers;   // (n_dec)
     Arena arena;
     float *x, *fin, *f, *saved, *out;  // (rows, D) per-step workspace
     float *mean, *rstd;                // (rows)
     float *q, *k, *v, *cs, *o;         // (rows, W), (rows, W), (rows, D), (rows, H), (rows, D)
-    float *p;                          // (rows, H, max(max_steps, max_src)) probabilities
+    float *p;                          // (rows, H, max(T, S)) probabilities
     float *ffn_pre, *ffn_h;            // (rows, F)
     float *attn_work;                  // attention_core workspace
-    float *tmp;                        // (rows, max_steps, W + D + H) reordering buffer
+    float *tmp;                        // (rows, T, W + D + H) reordering buffer
     int *row_map;                      // (rows) source row of each row when compacting
     // search bookkeeping (search.c)
     float *logits;                     // (rows, V)
     int32_t *tokens;                   // (rows) the tokens fed at the next step
-    int32_t *hist, *hist_next;         // (rows, max_steps) token histories
+    int32_t *hist, *hist_next;         // (rows, T) token histories
     int *parent;                       // (rows) row each row continues after a step
 } DecodeState;
 
-/* Capacity: up to max_sents sentences of at most max_src tokens, beam rows each, and up to
- * max_steps target positions. The model must be planned for max_sents * max_src tokens. */
-void decode_init(DecodeState *st, Model *m, int max_sents, int beam, int max_src, int max_steps);
+/* The model must be planned for cap->src_tokens tokens and cap->max_len positions. */
+void decode_init(DecodeState *st, Model *m, const DecodeCapacity *cap);
 void decode_free(DecodeState *st);
-/* Encodes the batch src (sents, S) and projects every layer's cross-attention keys/values. */
+/* Encodes the batch src (sents, S), projects every layer's cross-attention keys/values and lays
+ * the caches out for T output positions. */
 void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *src_len,
-                  int sents, int S);
+                  int sents, int S, int T);
+/* Whether a batch of sents sentences, S source and T output positions fits the capacity. */
+bool decode_fits(const DecodeState *st, int sents, int S, int T);
 /* Feeds tokens (sents*beam) at position t (all rows at the same position) and writes the
  * next-token logits (sents*beam, V). */
 void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, float *logits);

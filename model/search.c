@@ -9,10 +9,19 @@
 #include "check.h"
 #include "vecmath.h"
 
-int search_max_len(const SearchOptions *o, int src_len, int max_steps) {
-    if (o->fixed_len > 0) return o->fixed_len < max_steps ? o->fixed_len : max_steps;
+int search_max_len(const SearchOptions *o, int src_len) {
+    if (o->fixed_len > 0) return o->fixed_len;
     int n = (int)(o->max_len_a * src_len) + o->max_len_b;
-    return n < 1 ? 1 : n > max_steps ? max_steps : n;
+    return n < 1 ? 1 : n;
+}
+
+int search_batch_len(const SearchOptions *o, const int *src_len, int sents) {
+    int T = 1;
+    for (int s = 0; s < sents; s++) {
+        int n = search_max_len(o, src_len[s]);
+        T = n > T ? n : T;
+    }
+    return T;
 }
 
 static double length_penalty(const SearchOptions *o, int len) {
@@ -49,10 +58,10 @@ static void topn_insert(Candidate *top, int *count, int n, Candidate c) {
 void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const int32_t *src,
                   const int *src_len, int sents, int S, SearchResult *res) {
     const Model *m = st->m;
-    const int k = o->beam, V = m->V, T = st->max_steps;
+    const int k = o->beam, V = m->V, T = search_batch_len(o, src_len, sents);
     CHECK(k == st->beam && k <= 256, "search beam %d does not match the decoder state (%d)", k,
           st->beam);
-    CHECK(sents <= st->max_sents, "search batch of %d sentences exceeds %d", sents, st->max_sents);
+    CHECK(T <= res->stride, "search results hold %d tokens per sentence, %d needed", res->stride, T);
     const int R = sents * k;
     SentState *ss = xcalloc(sents, sizeof(SentState));
     int32_t *tokens = st->tokens, *hist = st->hist, *hist_next = st->hist_next;
@@ -61,11 +70,11 @@ void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const i
     bool *keep = xmalloc(sizeof(bool) * sents);
     for (int s = 0; s < sents; s++) {
         ss[s].index = s, ss[s].alive = 1, ss[s].best = -DBL_MAX, ss[s].best_len = -1;
-        ss[s].max_len = search_max_len(o, src_len[s], T);
+        ss[s].max_len = search_max_len(o, src_len[s]);
         res->len[s] = 0, res->score[s] = 0.0f;
     }
     for (int r = 0; r < R; r++) tokens[r] = TOKEN_BOS;
-    decode_begin(st, c, src, src_len, sents, S);
+    decode_begin(st, c, src, src_len, sents, S, T);
     int active = sents;  // sentences still in the decoder state, in order
     for (int t = 0; t < T && active > 0; t++) {
         decode_step(st, c, tokens, t, logits);
@@ -98,7 +107,7 @@ void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const i
                     double norm = top[i].score / length_penalty(o, t + 1);
                     if (norm > q->best) {
                         q->best = norm, q->best_len = len;
-                        int32_t *out = res->tokens + (size_t)q->index * T;
+                        int32_t *out = res->tokens + (size_t)q->index * res->stride;
                         memcpy(out, h, sizeof(int32_t) * t);
                         if (len > t) out[t] = top[i].token;
                         res->len[q->index] = len, res->score[q->index] = (float)norm;

@@ -25,17 +25,20 @@ typedef struct SearchOptions {
 } SearchOptions;
 
 typedef struct SearchResult {
-    int32_t *tokens;  // (sents, max_steps) best hypothesis per sentence, without EOS
+    int32_t *tokens;  // (sents, stride) best hypothesis per sentence, without EOS
+    int stride;       // >= the batch's output positions (search_batch_len)
     int *len;         // (sents)
     float *score;     // (sents) its normalized score
 } SearchResult;
 
-/* Translates src (sents, S) with the decoder state st (decode_init with beam = o->beam);
- * fills res, whose arrays hold at least sents rows of st->max_steps tokens. */
+/* Translates src (sents, S) with the decoder state st (decode_init with beam = o->beam), which
+ * must fit the batch (decode_fits with T = search_batch_len). */
 void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const int32_t *src,
                   const int *src_len, int sents, int S, SearchResult *res);
 
-/* The maximum output length for a source of src_len tokens (at least 1, at most max_steps). */
-int search_max_len(const SearchOptions *o, int src_len, int max_steps);
+/* The maximum output length (incl. EOS) for a source of src_len tokens, at least 1. */
+int search_max_len(const SearchOptions *o, int src_len);
+/* Output positions a batch needs: the largest search_max_len of its sentences. */
+int search_batch_len(const SearchOptions *o, const int *src_len, int sents);
 
 #endif

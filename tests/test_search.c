@@ -46,6 +46,11 @@ static void full_logits(Model *m, const int32_t *src, int slen, const int32_t *p
     free(all);
 }
 
+static void decoder(DecodeState *st, Model *m, int sents, int beam, int S, int T) {
+    DecodeCapacity cap = {sents, beam, sents * S, sents * beam * T, S > T ? S : T};
+    decode_init(st, m, &cap);
+}
+
 static void random_src(Rng *r, int32_t *src, int len, int V) {
     for (int i = 0; i < len - 1; i++) src[i] = 4 + (int32_t)rng_below(r, V - 4);
     src[len - 1] = TOKEN_EOS;
@@ -55,7 +60,7 @@ static void check_incremental(const char *mode, const char *norm) {
     Model m;
     build(&m, mode, norm, 40, 2, 1.0f);
     DecodeState st;
-    decode_init(&st, &m, 3, 1, MAXT, MAXT);
+    decoder(&st, &m, 3, 1, MAXT, MAXT);
     Rng r = rng_init(2, 0);
     int32_t src[3 * 7] = {0}, tgt[3][MAXT];
     int slen[3] = {7, 4, 6};
@@ -65,7 +70,7 @@ static void check_incremental(const char *mode, const char *norm) {
     }
     Ctx c = {gemm, 0, 0, false};
     float *logits = malloc(sizeof(float) * 3 * m.V), *want = malloc(sizeof(float) * m.V);
-    decode_begin(&st, &c, src, slen, 3, 7);
+    decode_begin(&st, &c, src, slen, 3, 7, MAXT);
     int32_t tok[3] = {TOKEN_BOS, TOKEN_BOS, TOKEN_BOS};
     for (int t = 0; t < 8; t++) {
         decode_step(&st, &c, tok, t, logits);
@@ -93,17 +98,17 @@ static void check_greedy(const char *mode) {
     for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
     SearchOptions o = {1, 0.6f, true, 1.0f, 3, 0};
     DecodeState st;
-    decode_init(&st, &m, N, 1, S, MAXT);
+    decoder(&st, &m, N, 1, S, MAXT);
     int32_t out[N * MAXT];
     int len[N];
     float score[N];
-    SearchResult res = {out, len, score};
+    SearchResult res = {out, MAXT, len, score};
     Ctx c = {gemm, 0, 0, false};
     search_batch(&st, &c, &o, src, slen, N, S, &res);
     float *z = malloc(sizeof(float) * m.V);
     for (int s = 0; s < N; s++) {
         int32_t want[MAXT];
-        int n = 0, max_len = search_max_len(&o, slen[s], MAXT);
+        int n = 0, max_len = search_max_len(&o, slen[s]);
         for (int t = 0; t < max_len; t++) {
             full_logits(&m, src + s * S, slen[s], want, t, z);
             int best = TOKEN_EOS;
@@ -131,11 +136,11 @@ static void check_batched(const char *mode) {
     for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
     SearchOptions o = {K, 0.6f, true, 1.5f, 2, 0};
     DecodeState st;
-    decode_init(&st, &m, N, K, S, MAXT);
+    decoder(&st, &m, N, K, S, MAXT);
     int32_t out[N * MAXT], one[MAXT];
     int len[N], one_len;
     float score[N], one_score;
-    SearchResult res = {out, len, score}, res1 = {one, &one_len, &one_score};
+    SearchResult res = {out, MAXT, len, score}, res1 = {one, MAXT, &one_len, &one_score};
     Ctx c = {gemm, 0, 0, false};
     search_batch(&st, &c, &o, src, slen, N, S, &res);
     for (int s = 0; s < N; s++) {
@@ -185,12 +190,12 @@ static void check_exhaustive(bool gnmt, float alpha) {
     int slen = S;
     SearchOptions o = {K, alpha, gnmt, 0.0f, 5, 0};
     DecodeState st;
-    decode_init(&st, &m, 1, K, S, MAXT);
+    decoder(&st, &m, 1, K, S, MAXT);
     int32_t out[MAXT], prefix[MAXT], best[MAXT];
     int len, best_len = -1;
     float score;
     double best_score = -DBL_MAX;
-    SearchResult res = {out, &len, &score};
+    SearchResult res = {out, MAXT, &len, &score};
     Ctx c = {gemm, 0, 0, false};
     search_batch(&st, &c, &o, src, &slen, 1, S, &res);
     exhaustive(&m, src, slen, prefix, 0, 0.0, 5, &o, best, &best_len, &best_score);
@@ -243,7 +248,7 @@ static void check_copy_task(void) {
     enum { N = 40, K = 4 };
     SearchOptions o = {K, 0.6f, true, 1.0f, 2, 0};
     DecodeState st;
-    decode_init(&st, &m, N, K, L + 1, L + 3);
+    decoder(&st, &m, N, K, L + 1, L + 3);
     int32_t test[N * (L + 1)], out[N * (L + 3)];
     int tl[N], len[N], right = 0;
     float score[N];
@@ -252,7 +257,7 @@ static void check_copy_task(void) {
         tl[s] = 3 + (int)rng_below(&r, L - 2);
         random_src(&r, test + s * (L + 1), tl[s], V);
     }
-    SearchResult res = {out, len, score};
+    SearchResult res = {out, L + 3, len, score};
     Ctx eval = {gemm, 0, 0, false};
     search_batch(&st, &eval, &o, test, tl, N, L + 1, &res);
     for (int s = 0; s < N; s++) {

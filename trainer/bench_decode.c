@@ -65,12 +65,13 @@ int bench_decode(int argc, char **argv) {
     for (int run = 0; run < 2; run++) {
         int k = beams[run];
         DecodeState st;
-        decode_init(&st, &m, batch, k, len, len + 1);
-        SearchOptions o = {k, 0.6f, true, 0.0f, len + 1, len};
+        DecodeCapacity cap = {batch, k, batch * len, batch * k * len, len};
+        decode_init(&st, &m, &cap);
+        SearchOptions o = {k, 0.6f, true, 0.0f, len, len};
         int32_t *out = malloc(sizeof(int32_t) * batch * (len + 1));
         int *out_len = malloc(sizeof(int) * batch);
         float *score = malloc(sizeof(float) * batch);
-        SearchResult res = {out, out_len, score};
+        SearchResult res = {out, len + 1, out_len, score};
         search_batch(&st, &c, &o, src, src_len, batch < 8 ? batch : 8, len, &res);  // warm-up
         double t0 = now_seconds();
         long tokens = 0;
