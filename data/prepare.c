@@ -504,12 +504,11 @@ static void train_spm(Prep *p) {
         .threads = SPM_TRAIN_THREADS,
         .verbose = s->spm_verbose,
     };
-    printf(
+    fprintf(stderr, 
         "prepare: training SentencePiece (%s, %d pieces, coverage %g) on %ld sentences "
         "sampled from %llu\n",
         s->spm_model_type, s->vocab_size, s->character_coverage, p->sample.count,
         (unsigned long long)p->sample.seen);
-    fflush(stdout);
     double t0 = now_seconds();
     char *model = NULL;
     size_t len = 0;
@@ -689,20 +688,20 @@ static void write_manifest(const Prep *p, bool spm_reused) {
 
 static void log_split(const Prep *p, Split split) {
     const SplitStats *st = &p->stats[split];
-    printf("prepare: %-5s %ld pairs read, %ld kept (%ld + %ld subword tokens)", split_names[split],
+    fprintf(stderr, "prepare: %-5s %ld pairs read, %ld kept (%ld + %ld subword tokens)", split_names[split],
            st->read, st->kept, st->src_tokens, st->tgt_tokens);
     if (split == SPLIT_TRAIN) {
-        printf("; dropped:");
+        fprintf(stderr, "; dropped:");
         for (int why = KEEP_PAIR + 1; why < DROP_REASONS; why++)
-            printf(" %s %ld", drop_reason_name((DropReason)why), st->dropped[why]);
+            fprintf(stderr, " %s %ld", drop_reason_name((DropReason)why), st->dropped[why]);
     } else if (st->control_kept) {
-        printf("; %ld pairs hold control characters (kept)", st->control_kept);
+        fprintf(stderr, "; %ld pairs hold control characters (kept)", st->control_kept);
     }
-    printf("\n");
+    fprintf(stderr, "\n");
 }
 
 static void log_rate(const char *what, long sentences, double seconds, const char *extra) {
-    printf("prepare: %s: %ld sentences in %.2f s = %.0f sentences/s%s\n", what, sentences, seconds,
+    fprintf(stderr, "prepare: %s: %ld sentences in %.2f s = %.0f sentences/s%s\n", what, sentences, seconds,
            sentences / (seconds > 0 ? seconds : 1e-9), extra);
 }
 
@@ -734,21 +733,21 @@ static PrepareOutcome check_previous_run(Prep *p) {
     PrepareOutcome outcome = PREPARE_BUILT;
     if (!strcmp(old_key, p->config_key)) {
         if (outputs_valid(p, manifest)) {
-            printf("prepare: %s is up to date (inputs and config unchanged, key %s); reusing it\n",
+            fprintf(stderr, "prepare: %s is up to date (inputs and config unchanged, key %s); reusing it\n",
                    dir, p->config_key);
             outcome = PREPARE_REUSED;
         } else {
-            printf("prepare: cannot reuse %s: %s; rebuilding\n", dir, data_last_error());
+            fprintf(stderr, "prepare: cannot reuse %s: %s; rebuilding\n", dir, data_last_error());
         }
     } else if (manifest) {
-        printf("prepare: inputs or config changed since the last run in %s; rebuilding\n", dir);
+        fprintf(stderr, "prepare: inputs or config changed since the last run in %s; rebuilding\n", dir);
     }
     if (outcome != PREPARE_REUSED) {
         // From here on the old manifest no longer describes the directory.
         if (manifest && remove(manifest_path) != 0)
             FATAL("cannot remove '%s': %s", manifest_path, strerror(errno));
         if (!strcmp(old_spm_key, p->spm_key) && load_spm(p, old_fingerprint)) {
-            printf("prepare: training inputs and SentencePiece config unchanged: reusing %s/%s\n",
+            fprintf(stderr, "prepare: training inputs and SentencePiece config unchanged: reusing %s/%s\n",
                    dir, PREPARE_SPM_MODEL);
             outcome = PREPARE_REENCODED;
         }
@@ -764,7 +763,7 @@ PrepareOutcome prepare_run(const DataConfig *spec) {
     Prep p = {.spec = spec, .threads = omp_get_max_threads()};
     double t0 = now_seconds();
     compute_keys(&p);
-    printf("prepare: checksummed the inputs in %.2f s\n", now_seconds() - t0);
+    fprintf(stderr, "prepare: checksummed the inputs in %.2f s\n", now_seconds() - t0);
     PrepareOutcome outcome = check_previous_run(&p);
     if (outcome == PREPARE_REUSED) {
         prep_free(&p);
@@ -786,7 +785,7 @@ PrepareOutcome prepare_run(const DataConfig *spec) {
 
     if (!spm_reused) {
         train_spm(&p);
-        printf("prepare: SentencePiece trained in %.1f s\n", p.spm_seconds);
+        fprintf(stderr, "prepare: SentencePiece trained in %.1f s\n", p.spm_seconds);
         reservoir_free(&p.sample);
     }
 
@@ -803,11 +802,10 @@ PrepareOutcome prepare_run(const DataConfig *spec) {
           spec->min_len, spec->max_len, spec->max_len_ratio);
     for (int split = 0; split < NSPLITS; split++) log_split(&p, (Split)split);
     write_manifest(&p, spm_reused);
-    printf(
+    fprintf(stderr, 
         "prepare: wrote %s/{%s, train.tok, valid.tok, test.tok, valid.src, valid.tgt, "
         "test.src, test.tgt, %s}\n",
         spec->dir, PREPARE_SPM_MODEL, PREPARE_MANIFEST);
-    fflush(stdout);
     prep_free(&p);
     return outcome;
 }

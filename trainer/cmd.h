@@ -6,6 +6,7 @@
 
 int cmd_bench(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 
 #endif

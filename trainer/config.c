@@ -496,6 +496,30 @@ static void print_quoted(FILE *out, const char *s) {
     fputc('"', out);
 }
 
+static void print_value(FILE *out, const Config *c, int k) {
+    const KeySpec *ks = &keys[k];
+    const void *field = (const char *)c + ks->offset;
+    switch (ks->type) {
+    case CT_INT: fprintf(out, "%d", *(const int *)field); break;
+    case CT_FLOAT: print_double(out, *(const double *)field); break;
+    case CT_BOOL: fputs(*(const bool *)field ? "true" : "false", out); break;
+    case CT_STR:
+    case CT_ENUM: print_quoted(out, *(const char *const *)field); break;
+    case CT_CORPORA: {
+        const CorpusList *l = field;
+        if (!l->count) fputs("[]", out);
+        for (int i = 0; i < l->count; i++) {
+            fputs("\n    - {src: ", out);
+            print_quoted(out, l->items[i].src);
+            fputs(", tgt: ", out);
+            print_quoted(out, l->items[i].tgt);
+            fputc('}', out);
+        }
+        break;
+    }
+    }
+}
+
 void config_dump(const Config *c, FILE *out) {
     const char *current = NULL;
     for (int k = 0; k < CONFIG_NKEYS; k++) {
@@ -506,28 +530,39 @@ void config_dump(const Config *c, FILE *out) {
             current = ks->name;
         }
         fprintf(out, "  %s: ", dot + 1);
-        const void *field = (const char *)c + ks->offset;
-        switch (ks->type) {
-        case CT_INT: fprintf(out, "%d", *(const int *)field); break;
-        case CT_FLOAT: print_double(out, *(const double *)field); break;
-        case CT_BOOL: fputs(*(const bool *)field ? "true" : "false", out); break;
-        case CT_STR:
-        case CT_ENUM: print_quoted(out, *(const char *const *)field); break;
-        case CT_CORPORA: {
-            const CorpusList *l = field;
-            if (!l->count) fputs("[]", out);
-            for (int i = 0; i < l->count; i++) {
-                fputs("\n    - {src: ", out);
-                print_quoted(out, l->items[i].src);
-                fputs(", tgt: ", out);
-                print_quoted(out, l->items[i].tgt);
-                fputc('}', out);
-            }
-            break;
-        }
-        }
+        print_value(out, c, k);
         fputc('\n', out);
     }
+}
+
+/* The dumped value of key k (malloc'd). */
+static char *value_text(const Config *c, int k) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f, "open_memstream failed");
+    print_value(f, c, k);
+    fclose(f);
+    return buf;
+}
+
+int config_differences(const Config *a, const Config *b, const char *prefix, char *out,
+                       size_t n) {
+    int count = 0;
+    size_t used = 0, plen = strlen(prefix);
+    if (n) out[0] = 0;
+    for (int k = 0; k < CONFIG_NKEYS; k++) {
+        if (strncmp(keys[k].name, prefix, plen)) continue;
+        char *va = value_text(a, k), *vb = value_text(b, k);
+        if (strcmp(va, vb)) {
+            count++;
+            if (used < n)
+                used += (size_t)snprintf(out + used, n - used, "%s%s: %s -> %s", count > 1 ? "; " : "",
+                                         keys[k].name, va, vb);
+        }
+        free(va), free(vb);
+    }
+    return count;
 }
 
 char *config_dump_string(const Config *c) {

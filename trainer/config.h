@@ -58,6 +58,9 @@ int config_check(const Config *c, ConfigError *err);
 
 void config_dump(const Config *c, FILE *out);  // YAML that config_load_string reads back
 char *config_dump_string(const Config *c);     // malloc'd
+/* Keys whose names start with prefix (e.g. "model.") and differ between a and b; lists them as
+ * "key: old -> new; ..." in out. Returns how many differ. */
+int config_differences(const Config *a, const Config *b, const char *prefix, char *out, size_t n);
 /* Every key of the given sections ("model,train", NULL = all) with type, default and help. */
 void config_help(FILE *out, const char *sections);
 

@@ -12,6 +12,7 @@ typedef struct Command {
 
 static const Command commands[] = {
     {"prepare", "clean corpora, train SentencePiece, write token caches", cmd_prepare},
+    {"train", "train a model from config files (resumes a run directory)", cmd_train},
     {"bleu", "BLEU / chrF of system output, a drop-in for the sacrebleu command", cmd_bleu},
     {"bench", "benchmarks: gemm, train, decode", cmd_bench},
 };

@@ -1,0 +1,461 @@
+/* train.c: the training loop of train.h. */
+#include "train.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "batcher.h"
+#include "bleu.h"
+#include "check.h"
+#include "checkpoint.h"
+#include "model.h"
+#include "optimizer.h"
+#include "prepare.h"
+#include "spm.h"
+#include "status.h"
+#include "timer.h"
+#include "tokcache.h"
+#include "translator.h"
+
+enum { MAX_NONFINITE_IN_A_ROW = 5 };
+
+static volatile sig_atomic_t stop_signal;
+static void on_signal(int sig) { stop_signal = sig; }
+
+typedef struct Trainer {
+    Config *cfg;
+    char *config_text;
+    const char *run_dir;
+    // data
+    char *spm_bytes;
+    size_t spm_len;
+    SpmModel *spm;
+    TokCache train_cache, valid_cache;
+    Batcher train_batches, valid_batches;
+    char **valid_refs;  // (n_valid) normalized references
+    long n_valid;
+    // model and optimization
+    Model m;
+    Ctx ctx;
+    AdamHyper adam;
+    Translator valid_translator;
+    TrainState st;
+    int nonfinite_in_a_row;
+    // logging
+    FILE *log, *jsonl;
+    double t_start, t_disp;
+    LossStats disp;  // since the last log line
+    double disp_gnorm;
+    long disp_updates;
+} Trainer;
+
+static char *path_in(const char *dir, const char *name) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = xmalloc(n);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static void mkdir_p(const char *dir) {
+    char *p = xstrdup(dir);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = 0;
+            mkdir(p, 0755);
+            *s = '/';
+        }
+    if (mkdir(p, 0755) && errno != EEXIST) FATAL("cannot create directory %s: %s", p, strerror(errno));
+    free(p);
+}
+
+static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = xfopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = xmalloc((size_t)n + 1);
+    CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n, "cannot read %s", path);
+    buf[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Lines of a text file (the normalized references written by prepare). */
+static char **read_lines(const char *path, long *n) {
+    size_t len;
+    char *text = read_file(path, &len);
+    long count = 0;
+    for (size_t i = 0; i < len; i++) count += text[i] == '\n';
+    if (len && text[len - 1] != '\n') count++;
+    char **lines = xmalloc(sizeof(char *) * (count ? count : 1));
+    char *p = text;
+    for (long i = 0; i < count; i++) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        lines[i] = xstrdup(p);
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    free(text);
+    *n = count;
+    return lines;
+}
+
+static void logf_both(Trainer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_both(Trainer *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    vfprintf(t->log, fmt, ap);
+    va_end(ap);
+    fflush(t->log);
+}
+
+static double elapsed(const Trainer *t) { return t->st.train_seconds + now_seconds() - t->t_start; }
+
+/* ---------------------------------------------------------------- set-up */
+
+static void open_data(Trainer *t) {
+    const DataConfig *d = &t->cfg->data;
+    prepare_run(d);
+    char *spm_path = path_in(d->dir, PREPARE_SPM_MODEL);
+    t->spm_bytes = read_file(spm_path, &t->spm_len);
+    CHECK(spm_load_bytes(&t->spm, t->spm_bytes, t->spm_len) == 0, "%s: %s", spm_path,
+          data_last_error());
+    free(spm_path);
+    int vocab = spm_vocab_size(t->spm);
+    uint64_t fp = tokcache_fingerprint(t->spm_bytes, t->spm_len);
+    char *train = prepare_split_path(d->dir, SPLIT_TRAIN, "tok");
+    char *valid = prepare_split_path(d->dir, SPLIT_VALID, "tok");
+    char *refs = prepare_split_path(d->dir, SPLIT_VALID, "tgt");
+    CHECK(tokcache_open(&t->train_cache, train, vocab, fp) == 0, "%s", data_last_error());
+    CHECK(tokcache_open(&t->valid_cache, valid, vocab, fp) == 0, "%s", data_last_error());
+    CHECK(t->train_cache.npairs > 0, "%s holds no training pairs", train);
+    t->valid_refs = read_lines(refs, &t->n_valid);
+    CHECK(t->n_valid == t->valid_cache.npairs, "%s has %ld lines, %s %ld pairs", refs,
+          t->n_valid, valid, t->valid_cache.npairs);
+    free(train), free(valid), free(refs);
+}
+
+/* Restores a run directory's checkpoint.last, checking that the model is the same. */
+static bool resume(Trainer *t, const char *last) {
+    Checkpoint ck;
+    char err[1024];
+    if (checkpoint_load(last, &ck, err, sizeof err))
+        FATAL("%s\n  (to start over, remove the run directory %s)", err, t->run_dir);
+    Config saved;
+    config_init(&saved);
+    ConfigError cerr;
+    CHECK(config_load_string(&saved, ck.config, strlen(ck.config), last, &cerr) == 0, "%s",
+          cerr.msg);
+    char diff[2048];
+    if (config_differences(&saved, t->cfg, "model.", diff, sizeof diff))
+        FATAL("%s was trained with a different model (%s); use another train.run_dir", last, diff);
+    if (config_differences(&saved, t->cfg, "train.", diff, sizeof diff))
+        fprintf(stderr, "[train] resuming with changed training options: %s\n", diff);
+    if (ck.spm_len != t->spm_len || memcmp(ck.spm, t->spm_bytes, t->spm_len))
+        FATAL("%s was trained with another SentencePiece model than %s/spm.model now holds; "
+              "use another train.run_dir", last, t->cfg->data.dir);
+    CHECK(ck.has_state && ck.has_optimizer, "%s has no training state", last);
+    if (checkpoint_restore(&ck, &t->m.params, true, err, sizeof err)) FATAL("%s: %s", last, err);
+    t->st = ck.state;
+    checkpoint_free(&ck);
+    config_free(&saved);
+    return true;
+}
+
+static void init_from(Trainer *t, const char *path) {
+    Checkpoint ck;
+    char err[1024];
+    if (checkpoint_load(path, &ck, err, sizeof err)) FATAL("train.init_from: %s", err);
+    if (checkpoint_restore(&ck, &t->m.params, false, err, sizeof err))
+        FATAL("train.init_from %s: %s", path, err);
+    checkpoint_free(&ck);
+}
+
+/* ---------------------------------------------------------------- checkpoints */
+
+static void save(Trainer *t, const char *name, bool full) {
+    char *path = path_in(t->run_dir, name);
+    CheckpointData d = {t->config_text, t->spm_bytes, t->spm_len, &t->m.params, full,
+                        full ? &t->st : NULL};
+    checkpoint_save(path, &d);
+    free(path);
+}
+
+static void save_periodic(Trainer *t) {
+    t->st.train_seconds = elapsed(t), t->t_start = now_seconds();
+    save(t, "checkpoint.last", true);
+    char name[64];
+    snprintf(name, sizeof name, "checkpoint.u%ld", t->st.update);
+    save(t, name, false);
+    int keep = t->cfg->train.keep_checkpoints, save_freq = t->cfg->train.save_freq;
+    long old = t->st.update - (long)keep * save_freq;
+    if (old > 0) {  // the periodic checkpoint that just fell out of the window
+        snprintf(name, sizeof name, "checkpoint.u%ld", old);
+        char *path = path_in(t->run_dir, name);
+        unlink(path);
+        free(path);
+    }
+}
+
+/* ---------------------------------------------------------------- validation */
+
+static ModelBatch model_batch(const Batch *b) {
+    return (ModelBatch){b->B, b->S, b->T, b->src, b->tgt_in, b->tgt_out, b->src_len, b->tgt_len};
+}
+
+/* Dev NLL per token and BLEU; returns the metric where higher is better. */
+static double validate(Trainer *t) {
+    const TrainConfig *tc = &t->cfg->train;
+    double t0 = now_seconds();
+    Ctx eval = t->ctx;
+    eval.train = false;
+    LossStats ls = {0};
+    const Batch *b;
+    while ((b = batcher_next(&t->valid_batches))) {
+        ModelBatch mb = model_batch(b);
+        model_step(&t->m, &eval, &mb, &ls, false, 0.0f);
+    }
+    double nll = ls.nll / (ls.ntok ? ls.ntok : 1), bleu = 0.0;
+    bool want_bleu = !strcmp(tc->valid_metric, "bleu") || t->cfg->decode.valid_beam > 0;
+    if (want_bleu) {
+        long n = t->n_valid;
+        const int32_t **src = xmalloc(sizeof(int32_t *) * n);
+        int *len = xmalloc(sizeof(int) * n), *out_len = xmalloc(sizeof(int) * n);
+        int32_t **out = xmalloc(sizeof(int32_t *) * n);
+        for (long i = 0; i < n; i++)
+            src[i] = tokcache_src(&t->valid_cache, i), len[i] = tokcache_src_len(&t->valid_cache, i);
+        translator_run_ids(&t->valid_translator, &eval, src, len, n, out, out_len);
+        char **hyp = xmalloc(sizeof(char *) * n);
+        for (long i = 0; i < n; i++) hyp[i] = translator_decode(t->spm, out[i], out_len[i]), free(out[i]);
+        BleuMetric metric = bleu_metric_bleu(BLEU_TOKENIZE_13A, false);
+        BleuScore score;
+        CHECK(bleu_corpus_score(&metric, (const char *const *)hyp, (const char *const *)t->valid_refs,
+                                n, &score), "scoring the validation set");
+        bleu = score.score;
+        for (long i = 0; i < n; i++) free(hyp[i]);
+        free(hyp), free(src), free(len), free(out), free(out_len);
+    }
+    double metric = !strcmp(tc->valid_metric, "bleu") ? bleu : -nll;
+    TrainState *st = &t->st;
+    bool best = !st->has_best || metric > st->best_metric;
+    char status[128];
+    if (best) {
+        st->best_metric = metric, st->has_best = 1, st->stalls = 0;
+        snprintf(status, sizeof status, "new best");
+        save(t, "checkpoint.best", false);
+    } else {
+        st->stalls++;
+        snprintf(status, sizeof status, "stalled %d times (best %s %.4g)", st->stalls,
+                 tc->valid_metric, !strcmp(tc->valid_metric, "bleu") ? st->best_metric : -st->best_metric);
+    }
+    double secs = now_seconds() - t0;
+    logf_both(t, "[valid] ep %d | up %ld | nll %.4f ppl %.2f | bleu %.2f (beam %d) | %.1fs | %s\n",
+              st->epoch, st->update, nll, exp(nll), bleu, t->cfg->decode.valid_beam, secs, status);
+    fprintf(t->jsonl,
+            "{\"type\":\"valid\",\"epoch\":%d,\"update\":%ld,\"nll\":%.6f,\"ppl\":%.4f,"
+            "\"bleu\":%.4f,\"beam\":%d,\"best\":%s,\"stalls\":%d,\"elapsed\":%.1f,\"seconds\":%.2f}\n",
+            st->epoch, st->update, nll, exp(nll), bleu, t->cfg->decode.valid_beam,
+            best ? "true" : "false", st->stalls, elapsed(t), secs);
+    fflush(t->jsonl);
+    return metric;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+/* The next training batch; moves to the next epoch at the end of one. */
+static const Batch *next_batch(Trainer *t) {
+    const Batch *b = batcher_next(&t->train_batches);
+    if (!b) b = batcher_next(&t->train_batches);
+    BatchCursor cur = batcher_cursor(&t->train_batches);
+    t->st.epoch = (int)cur.epoch + 1, t->st.batch_in_epoch = cur.batch;
+    return b;
+}
+
+static void log_progress(Trainer *t, double lr) {
+    const TrainState *st = &t->st;
+    double now = now_seconds(), secs = now - t->t_disp;
+    long ntok = t->disp.ntok ? t->disp.ntok : 1;
+    double loss = t->disp.loss / ntok, nll = t->disp.nll / ntok;
+    double gnorm = t->disp_gnorm / (t->disp_updates ? t->disp_updates : 1);
+    logf_both(t, "ep %d | up %ld | loss %.3f nll %.3f ppl %.2f | lr %.3e | gnorm %.3f | "
+              "tgt tok/s %.0f | elapsed %.0fs\n",
+              st->epoch, st->update, loss, nll, exp(nll), lr, gnorm, t->disp.ntok / secs, elapsed(t));
+    fprintf(t->jsonl,
+            "{\"type\":\"train\",\"epoch\":%d,\"update\":%ld,\"loss\":%.6f,\"nll\":%.6f,"
+            "\"ppl\":%.4f,\"lr\":%.6e,\"gnorm\":%.5f,\"tokens_per_s\":%.1f,\"elapsed\":%.1f}\n",
+            st->epoch, st->update, loss, nll, exp(nll), lr, gnorm, t->disp.ntok / secs, elapsed(t));
+    fflush(t->jsonl);
+    t->disp = (LossStats){0}, t->disp_gnorm = 0, t->disp_updates = 0, t->t_disp = now;
+}
+
+/* One optimizer update from `accum` batches. Returns false if it was skipped. */
+static bool update(Trainer *t, double *lr_out) {
+    const TrainConfig *tc = &t->cfg->train;
+    ParamTable *pt = &t->m.params;
+    params_zero_grad(pt);
+    LossStats ls = {0};
+    for (int a = 0; a < tc->accum; a++) {
+        const Batch *b = next_batch(t);
+        ModelBatch mb = model_batch(b);
+        t->ctx.step = (uint64_t)t->st.micro_step++;
+        model_step(&t->m, &t->ctx, &mb, &ls, true, (float)tc->label_smoothing);
+    }
+    grads_scale(pt, 1.0f / (float)(ls.ntok ? ls.ntok : 1));
+    double gnorm = grads_clip(pt, tc->clip_norm);
+    double lr = schedule_lr(tc, t->m.D, t->st.update + 1);
+    *lr_out = lr;
+    if (!isfinite(ls.loss) || !isfinite(gnorm)) {
+        int bad = params_first_nonfinite(pt, false);
+        t->st.skipped++;
+        t->nonfinite_in_a_row++;
+        logf_both(t, "[warn] update %ld skipped: non-finite %s (first tensor with NaN/Inf: %s)\n",
+                  t->st.update + 1, isfinite(ls.loss) ? "gradient" : "loss",
+                  bad >= 0 ? pt->info[bad].name : "none");
+        if (t->nonfinite_in_a_row >= MAX_NONFINITE_IN_A_ROW)
+            FATAL("%d updates in a row had a non-finite loss or gradient (update %ld, lr %.3e, "
+                  "first tensor with NaN/Inf: %s); lower train.lr or set train.clip_norm. "
+                  "checkpoint.last holds the last good state",
+                  MAX_NONFINITE_IN_A_ROW, t->st.update + 1, lr, bad >= 0 ? pt->info[bad].name : "none");
+        return false;
+    }
+    t->nonfinite_in_a_row = 0;
+    adam_step(pt, &t->adam, lr, t->st.update + 1);
+    t->st.update++;
+    t->st.tokens += ls.ntok;
+    t->disp.loss += ls.loss, t->disp.nll += ls.nll, t->disp.ntok += ls.ntok;
+    t->disp_gnorm += gnorm, t->disp_updates++;
+    return true;
+}
+
+static const char *stop_reason(Trainer *t) {
+    const TrainConfig *tc = &t->cfg->train;
+    if (stop_signal) return "signal";
+    if (tc->max_updates && t->st.update >= tc->max_updates) return "max_updates";
+    if (tc->max_epochs && t->st.epoch > tc->max_epochs) return "max_epochs";
+    if (tc->max_time > 0 && elapsed(t) >= tc->max_time * 60.0) return "max_time";
+    if (tc->patience && t->st.stalls >= tc->patience) return "patience";
+    return NULL;
+}
+
+int train_run(Config *cfg) {
+    Trainer T = {0}, *t = &T;
+    t->cfg = cfg;
+    const TrainConfig *tc = &cfg->train;
+    t->run_dir = tc->run_dir;
+    CHECK(*cfg->data.dir, "data.dir is not set (the prepared data directory)");
+    mkdir_p(t->run_dir);
+    char *lock = path_in(t->run_dir, "lock");
+    int lock_fd = open(lock, O_WRONLY | O_CREAT, 0644);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB))
+        FATAL("another nmt train is using the run directory %s", t->run_dir);
+    free(lock);
+    char *log_path = path_in(t->run_dir, "train.log"), *json_path = path_in(t->run_dir, "train.jsonl");
+    t->log = xfopen(log_path, "a");
+    t->jsonl = xfopen(json_path, "a");
+    free(log_path), free(json_path);
+
+    open_data(t);
+    const GemmImpl *gemm = gemm_select(tc->gemm);
+    model_build(&t->m, &cfg->model, spm_vocab_size(t->spm));
+    t->config_text = config_dump_string(cfg);
+    char *last = path_in(t->run_dir, "checkpoint.last");
+    bool resumed = file_exists(last) && resume(t, last);
+    if (!resumed) {
+        model_init_params(&t->m, (uint64_t)tc->seed);
+        if (*tc->init_from) init_from(t, tc->init_from);
+        t->st.epoch = 1;
+    }
+    char *dump = path_in(t->run_dir, "config.yaml");
+    atomic_write_file(dump, t->config_text, strlen(t->config_text));
+    free(dump);
+
+    // memory: the largest training batch, validation batches, and validation decoding
+    int max_src = t->train_cache.max_src_len, max_tgt = t->train_cache.max_tgt_len;
+    if (t->valid_cache.max_src_len > max_src) max_src = t->valid_cache.max_src_len;
+    if (t->valid_cache.max_tgt_len > max_tgt) max_tgt = t->valid_cache.max_tgt_len;
+    int max_len = (max_src > max_tgt ? max_src : max_tgt) + 1;
+    SearchOptions vo = translator_options(&cfg->decode, cfg->decode.valid_beam);
+    int dec_tokens, dec_len;
+    translator_needs(&vo, cfg->decode.batch_tokens, t->valid_cache.max_src_len + 1, &dec_tokens, &dec_len);
+    int plan_tokens = tc->batch_tokens > dec_tokens ? tc->batch_tokens : dec_tokens;
+    model_plan(&t->m, plan_tokens, max_len > dec_len ? max_len : dec_len);
+    translator_init(&t->valid_translator, &t->m, t->spm, &vo, cfg->decode.batch_tokens,
+                    t->valid_cache.max_src_len + 1);
+    batcher_init(&t->train_batches, &t->train_cache,
+                 &(BatcherOptions){tc->batch_tokens, tc->sort_pool, (uint64_t)tc->seed, true});
+    batcher_init(&t->valid_batches, &t->valid_cache,
+                 &(BatcherOptions){tc->batch_tokens, tc->sort_pool, 0, false});
+    if (resumed)
+        batcher_seek(&t->train_batches, (BatchCursor){t->st.epoch - 1, t->st.batch_in_epoch});
+    t->ctx = (Ctx){gemm, (uint64_t)tc->seed, 0, true};
+    t->adam = (AdamHyper){tc->beta1, tc->beta2, tc->eps, tc->weight_decay};
+
+    size_t nparams = params_count(&t->m.params);
+    logf_both(t, "[train] %s: %s attention (dk %d), %zu parameters (%.2fM), vocabulary %d, "
+              "%ld training pairs, %ld validation pairs, %d threads, gemm %s\n",
+              resumed ? "resuming" : "starting", cfg->model.attention, config_model_dk(&cfg->model),
+              nparams, nparams / 1e6, t->m.V, t->train_cache.npairs, t->valid_cache.npairs,
+              t->m.nthreads, gemm->name);
+    if (resumed)
+        logf_both(t, "[train] resumed at update %ld, epoch %d, batch %ld of the epoch\n",
+                  t->st.update, t->st.epoch, t->st.batch_in_epoch);
+    fprintf(t->jsonl, "{\"type\":\"%s\",\"update\":%ld,\"attention\":\"%s\",\"dk\":%d,\"params\":%zu}\n",
+            resumed ? "resume" : "start", t->st.update, cfg->model.attention,
+            config_model_dk(&cfg->model), nparams);
+    fflush(t->jsonl);
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    t->t_start = t->t_disp = now_seconds();
+    const char *why;
+    long last_valid = t->st.update, last_save = t->st.update;
+    double lr = 0;
+    while (!(why = stop_reason(t))) {
+        if (!update(t, &lr)) continue;
+        if (t->st.update % tc->disp_freq == 0) log_progress(t, lr);
+        if (tc->valid_freq && t->st.update % tc->valid_freq == 0) {
+            validate(t);
+            last_valid = t->st.update;
+        }
+        if (t->st.update % tc->save_freq == 0) {
+            save_periodic(t);
+            last_save = t->st.update;
+        }
+    }
+    if (t->disp_updates) log_progress(t, lr);
+    if (last_valid != t->st.update && !stop_signal) validate(t);
+    if (last_save != t->st.update || !file_exists(last)) save_periodic(t);
+    logf_both(t, "[train] stopped (%s) at update %ld, epoch %d after %.0fs; checkpoints in %s\n",
+              why, t->st.update, t->st.epoch, t->st.train_seconds, t->run_dir);
+    if (stop_signal)
+        logf_both(t, "[train] resume with the same command: the run continues from "
+                  "%s/checkpoint.last\n", t->run_dir);
+    translator_free(&t->valid_translator);
+    batcher_free(&t->train_batches), batcher_free(&t->valid_batches);
+    tokcache_close(&t->train_cache), tokcache_close(&t->valid_cache);
+    for (long i = 0; i < t->n_valid; i++) free(t->valid_refs[i]);
+    free(t->valid_refs), free(t->config_text), free(t->spm_bytes), free(last);
+    spm_free(t->spm);
+    model_free(&t->m);
+    fclose(t->log), fclose(t->jsonl);
+    close(lock_fd);
+    return 0;
+}

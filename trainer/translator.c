@@ -1,0 +1,161 @@
+/* translator.c: batched translation in input order (translator.h). */
+#include "translator.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "clean.h"
+#include "status.h"
+
+enum { MAX_BATCH_SENTENCES = 256 };
+
+SearchOptions translator_options(const DecodeConfig *dc, int beam) {
+    SearchOptions o = {beam, (float)dc->lenpen, !strcmp(dc->lenpen_form, "gnmt"),
+                       (float)dc->max_len_a, dc->max_len_b, 0};
+    return o;
+}
+
+/* The decoder capacity for batches of at most batch_tokens source tokens (or one longer
+ * sentence of max_src tokens). */
+static DecodeCapacity capacity(const SearchOptions *o, int batch_tokens, int max_src) {
+    DecodeCapacity cap;
+    cap.sents = MAX_BATCH_SENTENCES;
+    cap.beam = o->beam;
+    cap.src_tokens = batch_tokens > max_src ? batch_tokens : max_src;
+    int longest_out = search_max_len(o, max_src);
+    // A batch of B sentences of at most S tokens with B * S <= src_tokens needs
+    // B * beam * (a * S + b) <= beam * (a * src_tokens + b * B) row-steps.
+    long rows = (long)o->beam * ((long)(o->max_len_a * cap.src_tokens) + 1 +
+                                 (long)o->max_len_b * cap.sents);
+    if (o->fixed_len > 0) rows = (long)o->beam * cap.sents * o->fixed_len;
+    long one = (long)o->beam * longest_out;
+    cap.row_steps = (int)(rows > one ? rows : one);
+    cap.max_len = longest_out > max_src ? longest_out : max_src;
+    return cap;
+}
+
+void translator_needs(const SearchOptions *o, int batch_tokens, int max_src, int *plan_tokens,
+                      int *plan_len) {
+    DecodeCapacity cap = capacity(o, batch_tokens, max_src);
+    *plan_tokens = cap.src_tokens;
+    *plan_len = cap.max_len;
+}
+
+void translator_init(Translator *t, Model *m, const SpmModel *spm, const SearchOptions *o,
+                     int batch_tokens, int max_src) {
+    memset(t, 0, sizeof *t);
+    t->m = m, t->spm = spm, t->opt = *o, t->batch_tokens = batch_tokens, t->max_src = max_src;
+    DecodeCapacity cap = capacity(o, batch_tokens, max_src);
+    decode_init(&t->st, m, &cap);
+}
+
+void translator_free(Translator *t) {
+    decode_free(&t->st);
+    memset(t, 0, sizeof *t);
+}
+
+typedef struct ByLength {
+    long index;
+    int len;
+} ByLength;
+
+static int by_length(const void *a, const void *b) {
+    const ByLength *x = a, *y = b;
+    if (x->len != y->len) return x->len - y->len;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
+                        const int *src_len, long n, int32_t **out, int *out_len) {
+    const SearchOptions *o = &t->opt;
+    ByLength *order = xmalloc(sizeof(ByLength) * (n ? n : 1));
+    long m = 0;
+    for (long i = 0; i < n; i++) {
+        out[i] = NULL, out_len[i] = 0;
+        if (src_len[i] > 0) {
+            CHECK(src_len[i] + 1 <= t->max_src, "source %ld has %d tokens; the translator was "
+                  "sized for %d", i, src_len[i], t->max_src - 1);
+            order[m++] = (ByLength){i, src_len[i] + 1};
+        }
+    }
+    qsort(order, (size_t)m, sizeof *order, by_length);
+    int32_t *batch = xmalloc(sizeof(int32_t) * (size_t)t->st.cap.src_tokens);
+    int *lens = xmalloc(sizeof(int) * MAX_BATCH_SENTENCES);
+    int stride = t->st.cap.max_len;
+    int32_t *hyp = xmalloc(sizeof(int32_t) * MAX_BATCH_SENTENCES * stride);
+    int *hyp_len = xmalloc(sizeof(int) * MAX_BATCH_SENTENCES);
+    float *score = xmalloc(sizeof(float) * MAX_BATCH_SENTENCES);
+    SearchResult res = {hyp, stride, hyp_len, score};
+    for (long first = 0; first < m;) {
+        // the longest run of sentences (sorted by length) that fits the decoder
+        long end = first + 1;
+        while (end < m) {
+            int S = order[end].len, B = (int)(end + 1 - first);
+            if (!decode_fits(&t->st, B, S, search_max_len(o, S)) || (long)B * S > t->batch_tokens)
+                break;
+            end++;
+        }
+        int B = (int)(end - first), S = order[end - 1].len;
+        memset(batch, 0, sizeof(int32_t) * B * S);
+        for (int b = 0; b < B; b++) {
+            long i = order[first + b].index;
+            memcpy(batch + (size_t)b * S, src[i], sizeof(int32_t) * src_len[i]);
+            batch[(size_t)b * S + src_len[i]] = TOKEN_EOS;
+            lens[b] = src_len[i] + 1;
+        }
+        search_batch(&t->st, c, o, batch, lens, B, S, &res);
+        for (int b = 0; b < B; b++) {
+            long i = order[first + b].index;
+            out_len[i] = hyp_len[b];
+            out[i] = xmalloc(sizeof(int32_t) * (hyp_len[b] ? hyp_len[b] : 1));
+            memcpy(out[i], hyp + (size_t)b * stride, sizeof(int32_t) * hyp_len[b]);
+        }
+        first = end;
+        if (t->progress) fprintf(stderr, "\r[translate] %ld/%ld sentences", first, m);
+    }
+    if (t->progress && m) fputc('\n', stderr);
+    free(order), free(batch), free(lens), free(hyp), free(hyp_len), free(score);
+}
+
+void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t **ids, int *len,
+                       const char *what) {
+    SpmIds tmp = {0};
+    for (long i = 0; i < n; i++) {
+        size_t l = strlen(lines[i]);
+        char *text = xmalloc(l + 1);
+        memcpy(text, lines[i], l + 1);
+        if (clean_normalize(text, &l) == CLEAN_INVALID_UTF8)
+            FATAL("%s: line %ld is not valid UTF-8 (at byte %zu)", what, i + 1, l);
+        CHECK(spm_encode(spm, text, l, &tmp) == 0, "%s: line %ld: %s", what, i + 1,
+              data_last_error());
+        ids[i] = xmalloc(sizeof(int32_t) * (tmp.n ? tmp.n : 1));
+        memcpy(ids[i], tmp.ids, sizeof(int32_t) * tmp.n);
+        len[i] = tmp.n;
+        free(text);
+    }
+    spm_ids_free(&tmp);
+}
+
+char *translator_decode(const SpmModel *spm, const int32_t *ids, int n) {
+    char *text;
+    size_t len;
+    CHECK(spm_decode(spm, ids, n, &text, &len) == 0, "decoding a hypothesis: %s",
+          data_last_error());
+    return text;
+}
+
+char **translator_run_text(Translator *t, const Ctx *c, char *const *lines, long n) {
+    int32_t **ids = xmalloc(sizeof(int32_t *) * (n ? n : 1)), **out = xmalloc(sizeof(int32_t *) * (n ? n : 1));
+    int *len = xmalloc(sizeof(int) * (n ? n : 1)), *out_len = xmalloc(sizeof(int) * (n ? n : 1));
+    translator_encode(t->spm, lines, n, ids, len, "input");
+    translator_run_ids(t, c, (const int32_t *const *)ids, len, n, out, out_len);
+    char **text = xmalloc(sizeof(char *) * (n ? n : 1));
+    for (long i = 0; i < n; i++) {
+        text[i] = translator_decode(t->spm, out[i], out_len[i]);
+        free(ids[i]), free(out[i]);
+    }
+    free(ids), free(out), free(len), free(out_len);
+    return text;
+}

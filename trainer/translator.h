@@ -1,0 +1,51 @@
+/* translator.h: translation of many sentences with a trained model: the sources are sorted by
+ * length and cut into batches that fit the decoder's capacity (decode.h), searched (search.h)
+ * and written back in input order. Text goes in raw (normalized as `prepare` normalizes corpora,
+ * then SentencePiece-encoded) and comes out detokenized. Used by `nmt translate`, `nmt eval`
+ * and validation during training. */
+#ifndef NMT_TRANSLATOR_H
+#define NMT_TRANSLATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "model_config.h"
+#include "search.h"
+#include "spm.h"
+
+typedef struct Translator {
+    Model *m;
+    const SpmModel *spm;
+    SearchOptions opt;
+    int batch_tokens;  // source tokens per batch
+    int max_src;       // longest source the decoder state was sized for
+    DecodeState st;
+    bool progress;     // report on stderr
+} Translator;
+
+/* Search options from the decode config with the given beam. */
+SearchOptions translator_options(const DecodeConfig *dc, int beam);
+/* What the model must be planned for (model_plan) to translate sources of up to max_src tokens
+ * (incl. EOS) with these options. */
+void translator_needs(const SearchOptions *o, int batch_tokens, int max_src, int *plan_tokens,
+                      int *plan_len);
+
+void translator_init(Translator *t, Model *m, const SpmModel *spm, const SearchOptions *o,
+                     int batch_tokens, int max_src);
+void translator_free(Translator *t);
+
+/* Translates n sources given as ids (without EOS; NULL or length 0 = empty output).
+ * out[i] receives malloc'd ids (without EOS) and out_len[i] their count. */
+void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
+                        const int *src_len, long n, int32_t **out, int *out_len);
+/* Translates n raw text lines; returns n malloc'd detokenized lines (an empty line for an empty
+ * input line). */
+char **translator_run_text(Translator *t, const Ctx *c, char *const *lines, long n);
+/* Encodes raw lines as `prepare` does (normalize, SentencePiece); fatal on invalid UTF-8. */
+void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t **ids, int *len,
+                       const char *what);
+/* Detokenized text of ids. */
+char *translator_decode(const SpmModel *spm, const int32_t *ids, int n);
+
+#endif
