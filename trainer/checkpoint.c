@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,17 @@ static void write_header(FILE *f, uint32_t sections, uint64_t payload, uint32_t 
     fwrite(header, 1, sizeof header, f);
 }
 
+/* Fault injection for the resume tests: with NMT_FAULT_CHECKPOINT_KILL=N in the environment the
+ * process kills itself (SIGKILL) halfway through writing its N-th checkpoint. */
+static void fault_point(const char *path) {
+    static int saves;
+    const char *n = getenv("NMT_FAULT_CHECKPOINT_KILL");
+    if (n && ++saves == atoi(n)) {
+        fprintf(stderr, "[fault] killed while writing %s\n", path);
+        raise(SIGKILL);
+    }
+}
+
 void checkpoint_save(const char *path, const CheckpointData *d) {
     const ParamTable *pt = d->params;
     Writer w = {.crc = (uint32_t)crc32(0L, Z_NULL, 0)};
@@ -119,6 +131,7 @@ void checkpoint_save(const char *path, const CheckpointData *d) {
     }
     section_end(&w, index_len);
     tensors_section(&w, TAG_VALUES, pt, pt->param);
+    fault_point(path);
     if (d->with_optimizer) {
         tensors_section(&w, TAG_ADAM_M, pt, pt->adam_m);
         tensors_section(&w, TAG_ADAM_V, pt, pt->adam_v);

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# test_resume.sh NMT: training that is killed (kill -9 at a random point, and in the middle of
+# writing checkpoint.last) and resumed ends bit-identical to an uninterrupted run: the same
+# final parameters and the same loss at every update. Also: SIGTERM stops cleanly with exit 0,
+# and a corrupted checkpoint.last is refused with a clear message.
+set -euo pipefail
+NMT=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# a synthetic parallel corpus: made-up words, the target reverses the source
+awk 'BEGIN {
+    srand(7);
+    for (i = 0; i < 700; i++) {
+        n = 3 + int(rand() * 6); s = ""; t = "";
+        for (j = 0; j < n; j++) {
+            w = ""; L = 2 + int(rand() * 4);
+            for (k = 0; k < L; k++) w = w sprintf("%c", 97 + int(rand() * 12));
+            s = s (j ? " " : "") w; t = toupper(w) (j ? " " : "") t;
+        }
+        f = i < 600 ? "train" : "valid";
+        print s > (f ".en"); print t > (f ".de");
+    }
+}'
+cat > cfg.yaml <<YAML
+data:
+  dir: data
+  train: [{src: train.en, tgt: train.de}]
+  valid: [{src: valid.en, tgt: valid.de}]
+  vocab_size: 300
+  spm_input_sentences: 0
+model: {d_model: 32, heads: 4, ffn: 64, enc_layers: 2, dec_layers: 2, dropout: 0.1,
+        attention_dropout: 0.1, ffn_dropout: 0.1}
+train: {run_dir: run, batch_tokens: 300, max_updates: 24, save_freq: 6, keep_checkpoints: 2,
+        valid_freq: 12, disp_freq: 1, lr: 0.003, warmup: 10, threads: 2}
+decode: {max_len_a: 1.2, max_len_b: 4, valid_beam: 1}
+YAML
+fail() { echo "FAIL: $*"; exit 1; }
+losses() { grep '"type":"train"' "$1" | sed 's/.*"update":\([0-9]*\),"loss":\([^,]*\),.*/\1 \2/' |
+           awk '{last[$1] = $2} END {for (u in last) print u, last[u]}' | sort -n; }
+
+# A: uninterrupted
+"$NMT" train -c cfg.yaml > a.out 2>&1 || { cat a.out; fail "uninterrupted run"; }
+mv run a
+
+# B: killed while writing its 4th checkpoint (checkpoint.last at update 12), then resumed
+set +e
+NMT_FAULT_CHECKPOINT_KILL=4 "$NMT" train -c cfg.yaml > b1.out 2>&1
+status=$?
+set -e
+[ $status -eq 137 ] || { cat b1.out; fail "the fault injection should kill the run (status $status)"; }
+grep -q "killed while writing run/checkpoint.last" b1.out || fail "killed elsewhere: $(tail -3 b1.out)"
+ls run/checkpoint.last.tmp.* > /dev/null 2>&1 || fail "no partial checkpoint was left behind"
+"$NMT" train -c cfg.yaml > b2.out 2>&1 || { cat b2.out; fail "resume after a kill during a write"; }
+grep -q "resumed at update 6" b2.out || fail "did not resume from update 6: $(grep resum b2.out)"
+mv run b
+
+# C: kill -9 at a random point, then resumed
+"$NMT" train -c cfg.yaml > c1.out 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+    if grep -q '"update":15,' run/train.jsonl 2>/dev/null; then break; fi
+    sleep 0.05
+done
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+"$NMT" train -c cfg.yaml > c2.out 2>&1 || { cat c2.out; fail "resume after kill -9"; }
+grep -q "resumed at update 1[28]" c2.out || fail "resume point: $(grep resum c2.out)"
+mv run c
+
+for r in b c; do
+    cmp -s a/checkpoint.u24 $r/checkpoint.u24 || fail "run $r ends with different parameters"
+    diff <(losses a/train.jsonl) <(losses $r/train.jsonl) > /dev/null || fail "run $r has different losses"
+done
+[ "$(losses a/train.jsonl | wc -l)" -eq 24 ] || fail "expected 24 logged updates"
+
+# SIGTERM: finishes the update, writes checkpoint.last, exits 0 and says how to resume
+"$NMT" train -c cfg.yaml --set train.max_updates=100000 > d.out 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+    if grep -q '"update":3,' run/train.jsonl 2>/dev/null; then break; fi
+    sleep 0.05
+done
+kill -TERM $pid
+wait $pid || fail "SIGTERM should exit 0"
+grep -q "stopped (signal)" d.out && grep -q "resume with the same command" d.out || fail "SIGTERM message"
+[ -f run/checkpoint.last ] || fail "no checkpoint.last after SIGTERM"
+
+# a damaged checkpoint.last is refused, naming the file, and left in place
+printf 'X' | dd of=run/checkpoint.last bs=1 seek=100 conv=notrunc 2> /dev/null
+if "$NMT" train -c cfg.yaml > e.out 2>&1; then fail "a corrupted checkpoint was accepted"; fi
+grep -q "run/checkpoint.last is corrupted" e.out || fail "message: $(head -3 e.out)"
+
+echo "6 passed, 0 failed"
