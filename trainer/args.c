@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "config.h"
 #include "gemm.h"
+#include "loaded_model.h"
 
 bool args_is(const char *arg, const char *short_name, const char *long_name) {
     return (short_name && !strcmp(arg, short_name)) || (long_name && !strcmp(arg, long_name));
@@ -74,4 +76,65 @@ const GemmImpl *args_config_finish(const char *cmd, Config *cfg) {
     }
     if (cfg->train.threads > 0) gemm_set_threads(cfg->train.threads);
     return gemm_select(cfg->train.gemm);
+}
+
+const char *const args_decode_help =
+    "  --beam N            beam size; 1 = greedy (default: the model's decode.beam)\n"
+    "  --lenpen A          length penalty exponent (decode.lenpen)\n"
+    "  --lenpen-form F     gnmt: score/((5+len)/6)^A, fairseq: score/len^A (decode.lenpen_form)\n"
+    "  --max-len-a A       longest output = A * source length + B (decode.max_len_a)\n"
+    "  --max-len-b B       (decode.max_len_b)\n"
+    "  --batch-tokens N    source tokens per batch (decode.batch_tokens)\n";
+
+bool args_decode(const char *cmd, DecodeConfig *d, int argc, char **argv, int *i) {
+    const char *a = argv[*i];
+    if (args_is(a, NULL, "--beam"))
+        d->beam = args_int(cmd, a, args_value(cmd, argc, argv, i), 1, 256);
+    else if (args_is(a, NULL, "--lenpen"))
+        d->lenpen = args_double(cmd, a, args_value(cmd, argc, argv, i));
+    else if (args_is(a, NULL, "--lenpen-form")) {
+        const char *v = args_value(cmd, argc, argv, i);
+        if (strcmp(v, "gnmt") && strcmp(v, "fairseq"))
+            args_usage_error(cmd, "--lenpen-form expects gnmt or fairseq, got '%s'", v);
+        d->lenpen_form = v;
+    } else if (args_is(a, NULL, "--max-len-a"))
+        d->max_len_a = args_double(cmd, a, args_value(cmd, argc, argv, i));
+    else if (args_is(a, NULL, "--max-len-b"))
+        d->max_len_b = args_int(cmd, a, args_value(cmd, argc, argv, i), 0, 100000);
+    else if (args_is(a, NULL, "--batch-tokens"))
+        d->batch_tokens = args_int(cmd, a, args_value(cmd, argc, argv, i), 1, 10000000);
+    else
+        return false;
+    return true;
+}
+
+const char *const args_model_help =
+    "  -m, --model CKPT    checkpoint (checkpoint.best, checkpoint.last, an average ...)\n"
+    "  --threads N         OpenMP threads (default: all cores)\n";
+
+bool args_model(const char *cmd, ModelArgs *ma, int argc, char **argv, int *i) {
+    const char *a = argv[*i];
+    if (args_is(a, "-m", "--model")) {
+        ma->model = args_value(cmd, argc, argv, i);
+        return true;
+    }
+    if (args_is(a, NULL, "--threads")) {
+        ma->threads = args_int(cmd, a, args_value(cmd, argc, argv, i), 1, 1024);
+        return true;
+    }
+    DecodeConfig scratch = {0};
+    int start = *i;
+    if (!args_decode(cmd, &scratch, argc, argv, i)) return false;
+    ma->decode_opts = xrealloc(ma->decode_opts, sizeof(char *) * (ma->ndecode + 2));
+    for (int j = start; j <= *i; j++) ma->decode_opts[ma->ndecode++] = argv[j];
+    return true;
+}
+
+void args_model_open(const char *cmd, ModelArgs *ma, LoadedModel *lm) {
+    if (!ma->model) args_usage_error(cmd, "-m CHECKPOINT is required");
+    if (ma->threads) gemm_set_threads(ma->threads);
+    loaded_model_open(lm, ma->model);
+    for (int j = 0; j < ma->ndecode; j++) args_decode(cmd, &lm->cfg.decode, ma->ndecode, ma->decode_opts, &j);
+    free(ma->decode_opts);
+    ma->decode_opts = NULL, ma->ndecode = 0;
 }

@@ -20,6 +20,27 @@ bool args_config(const char *cmd, struct Config *cfg, int argc, char **argv, int
  * train.threads and train.gemm; returns the GEMM backend. */
 const struct GemmImpl *args_config_finish(const char *cmd, struct Config *cfg);
 
+struct DecodeConfig;
+/* Handles the decoding options (--beam, --lenpen, --lenpen-form, --max-len-a, --max-len-b,
+ * --batch-tokens) at argv[*i], overriding d; returns false for any other argument. */
+bool args_decode(const char *cmd, struct DecodeConfig *d, int argc, char **argv, int *i);
+/* Help text for the options of args_decode. */
+extern const char *const args_decode_help;
+
+/* The options of commands that use a trained model: -m CKPT, --threads N and the decoding
+ * options, which override the decode config stored in the checkpoint. */
+typedef struct ModelArgs {
+    const char *model;
+    int threads;
+    char **decode_opts;  // the decoding options as given, applied once the model is loaded
+    int ndecode;
+} ModelArgs;
+bool args_model(const char *cmd, ModelArgs *ma, int argc, char **argv, int *i);
+struct LoadedModel;
+/* Opens the checkpoint (-m is required), applies --threads and the decoding options. */
+void args_model_open(const char *cmd, ModelArgs *ma, struct LoadedModel *lm);
+extern const char *const args_model_help;
+
 _Noreturn void args_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -7,6 +7,9 @@
 int cmd_bench(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_translate(int argc, char **argv);
+int cmd_score(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 
 #endif

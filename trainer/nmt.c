@@ -13,6 +13,9 @@ typedef struct Command {
 static const Command commands[] = {
     {"prepare", "clean corpora, train SentencePiece, write token caches", cmd_prepare},
     {"train", "train a model from config files (resumes a run directory)", cmd_train},
+    {"translate", "translate raw text with a trained model (beam or greedy search)", cmd_translate},
+    {"score", "log-probabilities of references under a model (forced decoding)", cmd_score},
+    {"eval", "translate and score a test set: BLEU, chrF, speed as JSON", cmd_eval},
     {"bleu", "BLEU / chrF of system output, a drop-in for the sacrebleu command", cmd_bleu},
     {"bench", "benchmarks: gemm, train, decode", cmd_bench},
 };

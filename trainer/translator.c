@@ -8,6 +8,7 @@
 #include "check.h"
 #include "clean.h"
 #include "status.h"
+#include "text.h"
 
 enum { MAX_BATCH_SENTENCES = 256 };
 
@@ -146,16 +147,52 @@ char *translator_decode(const SpmModel *spm, const int32_t *ids, int n) {
     return text;
 }
 
-char **translator_run_text(Translator *t, const Ctx *c, char *const *lines, long n) {
-    int32_t **ids = xmalloc(sizeof(int32_t *) * (n ? n : 1)), **out = xmalloc(sizeof(int32_t *) * (n ? n : 1));
-    int *len = xmalloc(sizeof(int) * (n ? n : 1)), *out_len = xmalloc(sizeof(int) * (n ? n : 1));
-    translator_encode(t->spm, lines, n, ids, len, "input");
-    translator_run_ids(t, c, (const int32_t *const *)ids, len, n, out, out_len);
-    char **text = xmalloc(sizeof(char *) * (n ? n : 1));
+char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const SearchOptions *o,
+                       int batch_tokens, char *const *lines, long n, bool progress, long *tokens) {
+    size_t cnt = (size_t)(n ? n : 1);
+    int32_t **ids = xmalloc(sizeof(int32_t *) * cnt), **out = xmalloc(sizeof(int32_t *) * cnt);
+    int *len = xmalloc(sizeof(int) * cnt), *out_len = xmalloc(sizeof(int) * cnt);
+    translator_encode(spm, lines, n, ids, len, "input");
+    int max_src = 1, plan_tokens, plan_len;
+    for (long i = 0; i < n; i++) max_src = len[i] + 1 > max_src ? len[i] + 1 : max_src;
+    translator_needs(o, batch_tokens, max_src, &plan_tokens, &plan_len);
+    model_plan(m, plan_tokens, plan_len);
+    Translator t;
+    translator_init(&t, m, spm, o, batch_tokens, max_src);
+    t.progress = progress;
+    translator_run_ids(&t, c, (const int32_t *const *)ids, len, n, out, out_len);
+    char **text = xmalloc(sizeof(char *) * cnt);
+    long generated = 0;
     for (long i = 0; i < n; i++) {
-        text[i] = translator_decode(t->spm, out[i], out_len[i]);
+        text[i] = translator_decode(spm, out[i], out_len[i]);
+        generated += out_len[i];
         free(ids[i]), free(out[i]);
     }
+    if (tokens) *tokens = generated;
+    translator_free(&t);
     free(ids), free(out), free(len), free(out_len);
     return text;
+}
+
+char **translator_read_lines(const char *path, long *n) {
+    const char *file = strcmp(path, "-") ? path : "/dev/stdin";
+    TextReader r;
+    if (text_open(&r, file)) FATAL("%s", data_last_error());
+    long count = 0, cap = 1024;
+    char **lines = xmalloc(sizeof(char *) * cap), *rec;
+    size_t len;
+    int got;
+    while ((got = text_next(&r, &rec, &len)) == 1) {
+        if (count == cap) lines = xrealloc(lines, sizeof(char *) * (cap *= 2));
+        lines[count++] = xstrdup(rec);
+    }
+    if (got < 0) FATAL("%s", data_last_error());
+    text_close(&r);
+    *n = count;
+    return lines;
+}
+
+void translator_free_lines(char **lines, long n) {
+    for (long i = 0; i < n; i++) free(lines[i]);
+    free(lines);
 }

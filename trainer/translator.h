@@ -39,12 +39,17 @@ void translator_free(Translator *t);
  * out[i] receives malloc'd ids (without EOS) and out_len[i] their count. */
 void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
                         const int *src_len, long n, int32_t **out, int *out_len);
-/* Translates n raw text lines; returns n malloc'd detokenized lines (an empty line for an empty
- * input line). */
-char **translator_run_text(Translator *t, const Ctx *c, char *const *lines, long n);
+/* The whole job for raw text: encodes the lines, plans the model's memory for them, translates
+ * and returns n malloc'd detokenized lines (an empty line for an empty input line). Reports the
+ * generated tokens in *tokens when not NULL. */
+char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const SearchOptions *o,
+                       int batch_tokens, char *const *lines, long n, bool progress, long *tokens);
 /* Encodes raw lines as `prepare` does (normalize, SentencePiece); fatal on invalid UTF-8. */
 void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t **ids, int *len,
                        const char *what);
+/* The records of a text file (plain, .gz or WMT .sgm; "-" is standard input), raw. */
+char **translator_read_lines(const char *path, long *n);
+void translator_free_lines(char **lines, long n);
 /* Detokenized text of ids. */
 char *translator_decode(const SpmModel *spm, const int32_t *ids, int n);
 

@@ -1,0 +1,100 @@
+/* cmd_eval.c: `nmt eval -m CKPT --src F --ref F`: translate and score in one go; one JSON object
+ * with BLEU and chrF (sacreBLEU-identical, with signatures) and the decoding speed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "bleu.h"
+#include "check.h"
+#include "cmd.h"
+#include "loaded_model.h"
+#include "timer.h"
+#include "translator.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: nmt eval -m CHECKPOINT --src FILE --ref FILE [-o HYP] [options]\n\n"
+            "Translates --src and prints one JSON object: BLEU and chrF against --ref (sacreBLEU\n"
+            "2.6.0: 13a, cased, detokenized) with their signatures, and sentences/s, tokens/s.\n"
+            "  -o, --output FILE   also write the translations\n");
+    fputs(args_model_help, out);
+    fputs(args_decode_help, out);
+}
+
+static void json_string(FILE *out, const char *s) {
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+int cmd_eval(int argc, char **argv) {
+    const char *cmd = "eval", *src_path = NULL, *ref_path = NULL, *output = NULL;
+    ModelArgs ma = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (args_wants_help(a)) {
+            usage(stdout);
+            return 0;
+        } else if (args_is(a, NULL, "--src")) {
+            src_path = args_value(cmd, argc, argv, &i);
+        } else if (args_is(a, NULL, "--ref")) {
+            ref_path = args_value(cmd, argc, argv, &i);
+        } else if (args_is(a, "-o", "--output")) {
+            output = args_value(cmd, argc, argv, &i);
+        } else if (!args_model(cmd, &ma, argc, argv, &i)) {
+            args_usage_error(cmd, "unknown option '%s'", a);
+        }
+    }
+    if (!src_path || !ref_path) args_usage_error(cmd, "--src and --ref are required");
+    LoadedModel lm;
+    args_model_open(cmd, &ma, &lm);
+    long n, nref;
+    char **src = translator_read_lines(src_path, &n), **ref = translator_read_lines(ref_path, &nref);
+    if (n != nref)
+        FATAL("%s has %ld lines but %s has %ld; they must be parallel", src_path, n, ref_path, nref);
+    for (long i = 0; i < nref; i++) bleu_rstrip(ref[i]);  // as sacreBLEU reads files
+    const DecodeConfig *dc = &lm.cfg.decode;
+    Ctx c = {gemm_select(lm.cfg.train.gemm), 0, 0, false};
+    SearchOptions o = translator_options(dc, dc->beam);
+    double t0 = now_seconds();
+    long tokens;
+    char **hyp = translate_lines(&lm.m, lm.spm, &c, &o, dc->batch_tokens, src, n, true, &tokens);
+    double secs = now_seconds() - t0;
+    if (output) {
+        FILE *f = fopen(output, "w");
+        if (!f) FATAL("cannot write %s", output);
+        for (long i = 0; i < n; i++) fprintf(f, "%s\n", hyp[i]);
+        fclose(f);
+    }
+    BleuMetric metrics[2] = {bleu_metric_bleu(BLEU_TOKENIZE_13A, false), bleu_metric_chrf(0, false)};
+    printf("{\"model\":");
+    json_string(stdout, ma.model ? ma.model : "");
+    printf(",\"src\":");
+    json_string(stdout, src_path);
+    printf(",\"ref\":");
+    json_string(stdout, ref_path);
+    for (int k = 0; k < 2; k++) {
+        BleuScore s;
+        CHECK(bleu_corpus_score(&metrics[k], (const char *const *)hyp, (const char *const *)ref,
+                                n, &s), "scoring");
+        char sig[256], name[32];
+        bleu_signature(&metrics[k], 1, false, 0, NULL, sig, sizeof sig);
+        bleu_metric_name(&metrics[k], name, sizeof name);
+        char *text = bleu_format_score(&metrics[k], &s, sig, 1, false, BLEU_FORMAT_TEXT);
+        printf(",\"%s\":%.4f,\"%s_signature\":", k ? "chrf" : "bleu", s.score, k ? "chrf" : "bleu");
+        json_string(stdout, sig);
+        printf(",\"%s_verbose\":", k ? "chrf" : "bleu");
+        json_string(stdout, text);
+        free(text);
+    }
+    printf(",\"beam\":%d,\"lenpen\":%g,\"lenpen_form\":\"%s\",\"sentences\":%ld,\"seconds\":%.3f,"
+           "\"sentences_per_s\":%.2f,\"tokens_per_s\":%.1f}\n",
+           dc->beam, dc->lenpen, dc->lenpen_form, n, secs, n / secs, tokens / secs);
+    translator_free_lines(src, n), translator_free_lines(ref, nref), translator_free_lines(hyp, n);
+    loaded_model_close(&lm);
+    return 0;
+}

@@ -1,0 +1,24 @@
+/* loaded_model.h: a trained model opened from a checkpoint for translation, scoring or
+ * conversion: its resolved config, the model with its parameters, and the SentencePiece model
+ * embedded in the checkpoint. Errors are fatal and name the file. */
+#ifndef NMT_LOADED_MODEL_H
+#define NMT_LOADED_MODEL_H
+
+#include <stddef.h>
+
+#include "checkpoint.h"
+#include "config.h"
+#include "model.h"
+#include "spm.h"
+
+typedef struct LoadedModel {
+    Config cfg;
+    Model m;
+    SpmModel *spm;
+    Checkpoint ck;  // keeps the mapped file (config text, SentencePiece bytes)
+} LoadedModel;
+
+void loaded_model_open(LoadedModel *lm, const char *path);
+void loaded_model_close(LoadedModel *lm);
+
+#endif
