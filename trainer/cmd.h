@@ -10,6 +10,8 @@ int cmd_train(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_average(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 
 #endif

@@ -17,6 +17,8 @@ static const Command commands[] = {
     {"score", "log-probabilities of references under a model (forced decoding)", cmd_score},
     {"eval", "translate and score a test set: BLEU, chrF, speed as JSON", cmd_eval},
     {"bleu", "BLEU / chrF of system output, a drop-in for the sacrebleu command", cmd_bleu},
+    {"average", "average the parameters of several checkpoints", cmd_average},
+    {"export", "write a checkpoint's parameters as safetensors", cmd_export},
     {"bench", "benchmarks: gemm, train, decode", cmd_bench},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
