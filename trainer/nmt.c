@@ -19,6 +19,7 @@ static const Command commands[] = {
     {"bleu", "BLEU / chrF of system output, a drop-in for the sacrebleu command", cmd_bleu},
     {"average", "average the parameters of several checkpoints", cmd_average},
     {"export", "write a checkpoint's parameters as safetensors", cmd_export},
+    {"reparam", "convert concat attention to collab attention (CP decomposition)", cmd_reparam},
     {"bench", "benchmarks: gemm, train, decode", cmd_bench},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
