@@ -13,6 +13,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_average(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_reparam(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const Command commands[] = {
     {"average", "average the parameters of several checkpoints", cmd_average},
     {"export", "write a checkpoint's parameters as safetensors", cmd_export},
     {"reparam", "convert concat attention to collab attention (CP decomposition)", cmd_reparam},
+    {"analyze", "spectra and explained energy of the key/query projections", cmd_analyze},
     {"bench", "benchmarks: gemm, train, decode", cmd_bench},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
