@@ -91,6 +91,11 @@ int cmd_eval(int argc, char **argv) {
         json_string(stdout, text);
         free(text);
     }
+    size_t attn = 0;
+    for (int i = 0; i < lm.m.params.count; i++)
+        if (strstr(lm.m.params.info[i].name, "_attn.")) attn += lm.m.params.info[i].numel;
+    printf(",\"attention\":\"%s\",\"dk\":%d,\"params\":%zu,\"attention_params\":%zu",
+           lm.cfg.model.attention, config_model_dk(&lm.cfg.model), params_count(&lm.m.params), attn);
     printf(",\"beam\":%d,\"lenpen\":%g,\"lenpen_form\":\"%s\",\"sentences\":%ld,\"seconds\":%.3f,"
            "\"sentences_per_s\":%.2f,\"tokens_per_s\":%.1f}\n",
            dc->beam, dc->lenpen, dc->lenpen_form, n, secs, n / secs, tokens / secs);
