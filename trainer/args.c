@@ -68,6 +68,20 @@ bad:
     exit(2);
 }
 
+bool args_config_only(const char *cmd, Config *cfg, int argc, char **argv,
+                      void (*usage)(FILE *out)) {
+    for (int i = 1; i < argc; i++) {
+        if (args_wants_help(argv[i])) {
+            usage(stdout);
+            return false;
+        } else if (!args_config(cmd, cfg, argc, argv, &i)) {
+            args_usage_error(cmd, "unknown option '%s'", argv[i]);
+        }
+    }
+    args_config_finish(cmd, cfg);
+    return true;
+}
+
 const GemmImpl *args_config_finish(const char *cmd, Config *cfg) {
     ConfigError err;
     if (config_check(cfg, &err)) {

@@ -4,6 +4,7 @@
 #define NMT_ARGS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 /* True if arg is one of the spellings (e.g. args_is(a, "-m", "--model")); long may be NULL. */
 bool args_is(const char *arg, const char *short_name, const char *long_name);
@@ -16,6 +17,10 @@ struct Config;
 /* Handles `-c FILE` (a config merged over what is loaded so far) and `--set key=value` at
  * argv[*i]; returns false for any other argument. Bad files or values exit with code 2. */
 bool args_config(const char *cmd, struct Config *cfg, int argc, char **argv, int *i);
+/* For commands that take only config files: parses -c/--set (and --help, printed by usage, which
+ * makes this return false), then checks the config as args_config_finish does. */
+bool args_config_only(const char *cmd, struct Config *cfg, int argc, char **argv,
+                      void (*usage)(FILE *out));
 /* Checks the cross-key rules of a fully loaded config (exit 2 on failure) and applies
  * train.threads and train.gemm; returns the GEMM backend. */
 const struct GemmImpl *args_config_finish(const char *cmd, struct Config *cfg);

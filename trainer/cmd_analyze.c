@@ -13,7 +13,7 @@
 
 #include "args.h"
 #include "check.h"
-#include "checkpoint.h"
+#include "loaded_model.h"
 #include "cmd.h"
 #include "config.h"
 #include "cp_als.h"
@@ -75,28 +75,21 @@ int cmd_analyze(int argc, char **argv) {
         }
     }
     if (!model) args_usage_error(cmd, "-m CHECKPOINT is required");
-    Checkpoint ck;
-    char err[1024];
-    if (checkpoint_load(model, &ck, err, sizeof err)) FATAL("%s", err);
-    Config cfg;
-    config_init(&cfg);
-    ConfigError cerr;
-    if (config_load_string(&cfg, ck.config, strlen(ck.config), model, &cerr)) FATAL("%s", cerr.msg);
-    if (strcmp(cfg.model.attention, "concat"))
+    CheckpointParams cp;
+    checkpoint_params_open(&cp, model);
+    const Config *cfg = &cp.cfg;
+    const ParamTable *pt = &cp.pt;
+    if (strcmp(cfg->model.attention, "concat"))
         FATAL("%s has %s attention; analyze studies the per-head projections of concat models",
-              model, cfg.model.attention);
+              model, cfg->model.attention);
     int ranks[32], nranks = 0;
     for (const char *p = cp_list; p && *p && nranks < 32;) {
         ranks[nranks++] = atoi(p);
         p = strchr(p, ',');
         p = p ? p + 1 : NULL;
     }
-    ParamTable pt;
-    params_init(&pt);
-    model_declare(&pt, &cfg.model, ck.tensors[0].rows);
-    params_finalize(&pt);
-    if (checkpoint_restore(&ck, &pt, false, err, sizeof err)) FATAL("%s: %s", model, err);
-    const int H = cfg.model.heads, D = cfg.model.d_model, Dk = config_model_dk(&cfg.model), d = Dk / H;
+    const int H = cfg->model.heads, D = cfg->model.d_model, Dk = config_model_dk(&cfg->model),
+              d = Dk / H;
     FILE *jf = json ? fopen(json, "w") : NULL;
     if (json && !jf) FATAL("cannot write %s", json);
     if (jf) fprintf(jf, "{\"model\":\"%s\",\"d_model\":%d,\"heads\":%d,\"dk\":%d,\"modules\":[", model, D, H, Dk);
@@ -108,14 +101,14 @@ int cmd_analyze(int argc, char **argv) {
     double *ga = xmalloc(sizeof(double) * d * d), *gb = xmalloc(sizeof(double) * d * d);
     double *evec = xmalloc(sizeof(double) * d * d), *ev = xmalloc(sizeof(double) * (D > d ? D : d));
     int modules = 0;
-    for (int i = 0; i < pt.count; i++) {
-        const char *name = pt.info[i].name;
+    for (int i = 0; i < pt->count; i++) {
+        const char *name = pt->info[i].name;
         size_t len = strlen(name);
         if (len < 4 || strcmp(name + len - 4, ".w_q") || !strstr(name, "_attn")) continue;
         char prefix[96], kname[112];
         snprintf(prefix, sizeof prefix, "%.*s", (int)(len - 4), name);
         snprintf(kname, sizeof kname, "%s.w_k", prefix);
-        const float *wq = params_view(&pt, name, pt.param), *wk = params_view(&pt, kname, pt.param);
+        const float *wq = params_view(pt, name, pt->param), *wk = params_view(pt, kname, pt->param);
         for (size_t e = 0; e < (size_t)Dk * D; e++) A[e] = wq[e], B[e] = wk[e];  // rows: columns of W_Q
         double *heads[3] = {xmalloc(sizeof(double) * H * d), xmalloc(sizeof(double) * H * d),
                             xmalloc(sizeof(double) * H * d)};
@@ -203,8 +196,6 @@ int cmd_analyze(int argc, char **argv) {
     }
     if (jf) fprintf(jf, "]}\n"), fclose(jf);
     free(A), free(B), free(G), free(X), free(ga), free(gb), free(evec), free(ev);
-    params_free(&pt);
-    config_free(&cfg);
-    checkpoint_free(&ck);
+    checkpoint_params_close(&cp);
     return 0;
 }

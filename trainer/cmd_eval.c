@@ -52,11 +52,10 @@ int cmd_eval(int argc, char **argv) {
     if (!src_path || !ref_path) args_usage_error(cmd, "--src and --ref are required");
     LoadedModel lm;
     args_model_open(cmd, &ma, &lm);
-    long n, nref;
-    char **src = translator_read_lines(src_path, &n), **ref = translator_read_lines(ref_path, &nref);
-    if (n != nref)
-        FATAL("%s has %ld lines but %s has %ld; they must be parallel", src_path, n, ref_path, nref);
-    for (long i = 0; i < nref; i++) bleu_rstrip(ref[i]);  // as sacreBLEU reads files
+    long n;
+    char **src, **ref;
+    translator_read_parallel(src_path, ref_path, &src, &ref, &n);
+    for (long i = 0; i < n; i++) bleu_rstrip(ref[i]);  // as sacreBLEU reads files
     const DecodeConfig *dc = &lm.cfg.decode;
     Ctx c = {gemm_select(lm.cfg.train.gemm), 0, 0, false};
     SearchOptions o = translator_options(dc, dc->beam);
@@ -99,7 +98,7 @@ int cmd_eval(int argc, char **argv) {
     printf(",\"beam\":%d,\"lenpen\":%g,\"lenpen_form\":\"%s\",\"sentences\":%ld,\"seconds\":%.3f,"
            "\"sentences_per_s\":%.2f,\"tokens_per_s\":%.1f}\n",
            dc->beam, dc->lenpen, dc->lenpen_form, n, secs, n / secs, tokens / secs);
-    translator_free_lines(src, n), translator_free_lines(ref, nref), translator_free_lines(hyp, n);
+    translator_free_lines(src, n), translator_free_lines(ref, n), translator_free_lines(hyp, n);
     loaded_model_close(&lm);
     return 0;
 }

@@ -22,15 +22,7 @@ int cmd_prepare(int argc, char **argv) {
     const char *cmd = "prepare";
     Config cfg;
     config_init(&cfg);
-    for (int i = 1; i < argc; i++) {
-        if (args_wants_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (!args_config(cmd, &cfg, argc, argv, &i)) {
-            args_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
-    args_config_finish(cmd, &cfg);
+    if (!args_config_only(cmd, &cfg, argc, argv, usage)) return 0;
     if (!*cfg.data.dir) args_usage_error(cmd, "data.dir is not set (the output directory)");
     PrepareOutcome outcome = prepare_run(&cfg.data);
     static const char *what[] = {"everything was up to date", "encoded again with the same "

@@ -7,7 +7,7 @@
 
 #include "args.h"
 #include "check.h"
-#include "checkpoint.h"
+#include "loaded_model.h"
 #include "cmd.h"
 #include "model.h"
 #include "reparam.h"
@@ -56,34 +56,27 @@ int cmd_reparam(int argc, char **argv) {
         }
     }
     if (!in || !out || !o.rank) args_usage_error(cmd, "-m, --dk and -o are required");
-    Checkpoint ck;
-    char err[1024];
-    if (checkpoint_load(in, &ck, err, sizeof err)) FATAL("%s", err);
-    Config src_cfg, dst_cfg;
-    config_init(&src_cfg);
-    ConfigError cerr;
-    if (config_load_string(&src_cfg, ck.config, strlen(ck.config), in, &cerr)) FATAL("%s", cerr.msg);
-    if (strcmp(src_cfg.model.attention, "concat"))
-        FATAL("%s has %s attention; reparam converts concat models", in, src_cfg.model.attention);
-    reparam_config(&dst_cfg, &src_cfg, o.rank);
-    int V = ck.tensors[0].rows;  // emb.shared comes first
-    ParamTable src, dst;
-    params_init(&src), params_init(&dst);
-    model_declare(&src, &src_cfg.model, V);
-    model_declare(&dst, &dst_cfg.model, V);
-    params_finalize(&src), params_finalize(&dst);
-    if (checkpoint_restore(&ck, &src, false, err, sizeof err)) FATAL("%s: %s", in, err);
+    CheckpointParams src;
+    checkpoint_params_open(&src, in);
+    if (strcmp(src.cfg.model.attention, "concat"))
+        FATAL("%s has %s attention; reparam converts concat models", in, src.cfg.model.attention);
+    Config dst_cfg;
+    reparam_config(&dst_cfg, &src.cfg, o.rank);
+    ParamTable dst;
+    params_init(&dst);
+    model_declare(&dst, &dst_cfg.model, src.ck.tensors[0].rows);
+    params_finalize(&dst);
     double t0 = now_seconds();
-    double worst = reparam_params(&dst, &src, &src_cfg.model, &o, report, NULL);
+    double worst = reparam_params(&dst, &src.pt, &src.cfg.model, &o, report, NULL);
     char *text = config_dump_string(&dst_cfg);
-    CheckpointData d = {text, ck.spm, ck.spm_len, &dst, false, NULL};
+    CheckpointData d = {text, src.ck.spm, src.ck.spm_len, &dst, false, NULL};
     checkpoint_save(out, &d);
     printf("%s: collab attention, D~k = %d, %zu parameters (concat: %zu); largest relative error "
-           "%.5f; %.1f s\n", out, o.rank, params_count(&dst), params_count(&src), worst,
+           "%.5f; %.1f s\n", out, o.rank, params_count(&dst), params_count(&src.pt), worst,
            now_seconds() - t0);
     free(text);
-    params_free(&src), params_free(&dst);
-    config_free(&src_cfg), config_free(&dst_cfg);
-    checkpoint_free(&ck);
+    params_free(&dst);
+    config_free(&dst_cfg);
+    checkpoint_params_close(&src);
     return 0;
 }

@@ -49,10 +49,9 @@ int cmd_score(int argc, char **argv) {
     if (!src_path || !ref_path) args_usage_error(cmd, "--src and --ref are required");
     LoadedModel lm;
     args_model_open(cmd, &ma, &lm);
-    long n, nref;
-    char **src = translator_read_lines(src_path, &n), **ref = translator_read_lines(ref_path, &nref);
-    if (n != nref)
-        FATAL("%s has %ld lines but %s has %ld; they must be parallel", src_path, n, ref_path, nref);
+    long n;
+    char **src, **ref;
+    translator_read_parallel(src_path, ref_path, &src, &ref, &n);
     size_t cnt = (size_t)(n ? n : 1);
     int32_t **sid = xmalloc(sizeof(int32_t *) * cnt), **rid = xmalloc(sizeof(int32_t *) * cnt);
     int *slen = xmalloc(sizeof(int) * cnt), *rlen = xmalloc(sizeof(int) * cnt);
@@ -116,7 +115,7 @@ int cmd_score(int argc, char **argv) {
     for (long i = 0; i < n; i++) free(sid[i]), free(rid[i]);
     free(sid), free(rid), free(slen), free(rlen), free(order), free(logp), free(rows);
     free(bs), free(bin), free(bout), free(bsl), free(btl), free(work);
-    translator_free_lines(src, n), translator_free_lines(ref, nref);
+    translator_free_lines(src, n), translator_free_lines(ref, n);
     loaded_model_close(&lm);
     return 0;
 }

@@ -19,15 +19,7 @@ int cmd_train(int argc, char **argv) {
     const char *cmd = "train";
     Config cfg;
     config_init(&cfg);
-    for (int i = 1; i < argc; i++) {
-        if (args_wants_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (!args_config(cmd, &cfg, argc, argv, &i)) {
-            args_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
-    args_config_finish(cmd, &cfg);
+    if (!args_config_only(cmd, &cfg, argc, argv, usage)) return 0;
     int rc = train_run(&cfg);
     config_free(&cfg);
     return rc;

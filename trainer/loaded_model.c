@@ -6,14 +6,39 @@
 #include "check.h"
 #include "status.h"
 
+/* The checkpoint and the config embedded in it. */
+static void open_with_config(Checkpoint *ck, Config *cfg, const char *path) {
+    char err[1024];
+    if (checkpoint_load(path, ck, err, sizeof err)) FATAL("%s", err);
+    config_init(cfg);
+    ConfigError cerr;
+    if (config_load_string(cfg, ck->config, strlen(ck->config), path, &cerr))
+        FATAL("%s: the embedded config: %s", path, cerr.msg);
+}
+
+void checkpoint_params_open(CheckpointParams *cp, const char *path) {
+    memset(cp, 0, sizeof *cp);
+    open_with_config(&cp->ck, &cp->cfg, path);
+    CHECK(cp->ck.nparams > 0 && !strcmp(cp->ck.tensors[0].name, "emb.shared"),
+          "%s does not start with the embedding table", path);
+    params_init(&cp->pt);
+    model_declare(&cp->pt, &cp->cfg.model, cp->ck.tensors[0].rows);
+    params_finalize(&cp->pt);
+    char err[1024];
+    if (checkpoint_restore(&cp->ck, &cp->pt, false, err, sizeof err)) FATAL("%s: %s", path, err);
+}
+
+void checkpoint_params_close(CheckpointParams *cp) {
+    params_free(&cp->pt);
+    config_free(&cp->cfg);
+    checkpoint_free(&cp->ck);
+    memset(cp, 0, sizeof *cp);
+}
+
 void loaded_model_open(LoadedModel *lm, const char *path) {
     memset(lm, 0, sizeof *lm);
     char err[1024];
-    if (checkpoint_load(path, &lm->ck, err, sizeof err)) FATAL("%s", err);
-    config_init(&lm->cfg);
-    ConfigError cerr;
-    if (config_load_string(&lm->cfg, lm->ck.config, strlen(lm->ck.config), path, &cerr))
-        FATAL("%s: the embedded config: %s", path, cerr.msg);
+    open_with_config(&lm->ck, &lm->cfg, path);
     CHECK(lm->ck.spm, "%s has no SentencePiece model", path);
     if (spm_load_bytes(&lm->spm, lm->ck.spm, lm->ck.spm_len))
         FATAL("%s: the embedded SentencePiece model: %s", path, data_last_error());

@@ -21,4 +21,15 @@ typedef struct LoadedModel {
 void loaded_model_open(LoadedModel *lm, const char *path);
 void loaded_model_close(LoadedModel *lm);
 
+/* Only the parameters of a checkpoint, in a table declared from its config (tools that read
+ * weights without running the model). */
+typedef struct CheckpointParams {
+    Config cfg;
+    ParamTable pt;
+    Checkpoint ck;
+} CheckpointParams;
+
+void checkpoint_params_open(CheckpointParams *cp, const char *path);
+void checkpoint_params_close(CheckpointParams *cp);
+
 #endif

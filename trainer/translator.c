@@ -196,3 +196,12 @@ void translator_free_lines(char **lines, long n) {
     for (long i = 0; i < n; i++) free(lines[i]);
     free(lines);
 }
+
+void translator_read_parallel(const char *src_path, const char *ref_path, char ***src,
+                              char ***ref, long *n) {
+    long nref;
+    *src = translator_read_lines(src_path, n);
+    *ref = translator_read_lines(ref_path, &nref);
+    if (*n != nref)
+        FATAL("%s has %ld lines but %s has %ld; they must be parallel", src_path, *n, ref_path, nref);
+}

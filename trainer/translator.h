@@ -50,6 +50,9 @@ void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t 
 /* The records of a text file (plain, .gz or WMT .sgm; "-" is standard input), raw. */
 char **translator_read_lines(const char *path, long *n);
 void translator_free_lines(char **lines, long n);
+/* Two parallel files; their record counts must agree (fatal, naming both, otherwise). */
+void translator_read_parallel(const char *src_path, const char *ref_path, char ***src,
+                              char ***ref, long *n);
 /* Detokenized text of ids. */
 char *translator_decode(const SpmModel *spm, const int32_t *ids, int n);
 
