@@ -78,6 +78,7 @@ int main(void) {
     expect_error("model:\n  heads: 7\n", "t.yaml:2: model.heads", "not divisible");
     expect_error("model:\n  dk: 100\n", "model.dk", "not divisible by heads 8");
     expect_error("train:\n  schedule: noam\n  warmup: 0\n", "t.yaml:3: train.warmup", NULL);
+    expect_error("decode:\n  valid_beam: 0\n", "train.valid_metric: bleu needs", NULL);
     expect_error("data:\n  train:\n    - {src: a.en}\n", "t.yaml:3", "needs both src and tgt");
     expect_error("model: [1, 2]\n", "section 'model' must be a mapping", NULL);
     expect_error("model:\n  heads: [1]\n", "t.yaml:2: model.heads: expected an integer", NULL);

@@ -469,6 +469,10 @@ int config_check(const Config *c, ConfigError *err) {
         return fail(err, "%s: model.dk: concat attention splits the key width over heads, "
                          "but dk %d is not divisible by heads %d",
                     origin_of(c, CONFIG_KEY_model_dk), dk, m->heads);
+    if (!strcmp(c->train.valid_metric, "bleu") && c->decode.valid_beam == 0)
+        return fail(err, "%s: train.valid_metric: bleu needs validation BLEU, but decode.valid_beam "
+                         "is 0 (use valid_metric: nll, or a beam of 1 or more)",
+                    origin_of(c, CONFIG_KEY_train_valid_metric));
     if (!strcmp(c->train.schedule, "noam") && c->train.warmup == 0)
         return fail(err, "%s: train.warmup: the noam schedule needs warmup > 0",
                     origin_of(c, CONFIG_KEY_train_warmup));

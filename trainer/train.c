@@ -232,7 +232,7 @@ static double validate(Trainer *t) {
         model_step(&t->m, &eval, &mb, &ls, false, 0.0f);
     }
     double nll = ls.nll / (ls.ntok ? ls.ntok : 1), bleu = 0.0;
-    bool want_bleu = !strcmp(tc->valid_metric, "bleu") || t->cfg->decode.valid_beam > 0;
+    bool want_bleu = t->cfg->decode.valid_beam > 0;
     if (want_bleu) {
         long n = t->n_valid;
         const int32_t **src = xmalloc(sizeof(int32_t *) * n);
@@ -265,8 +265,10 @@ static double validate(Trainer *t) {
                  tc->valid_metric, !strcmp(tc->valid_metric, "bleu") ? st->best_metric : -st->best_metric);
     }
     double secs = now_seconds() - t0;
-    logf_both(t, "[valid] ep %d | up %ld | nll %.4f ppl %.2f | bleu %.2f (beam %d) | %.1fs | %s\n",
-              st->epoch, st->update, nll, exp(nll), bleu, t->cfg->decode.valid_beam, secs, status);
+    char bleu_text[64] = "";
+    if (want_bleu) snprintf(bleu_text, sizeof bleu_text, " | bleu %.2f (beam %d)", bleu, t->cfg->decode.valid_beam);
+    logf_both(t, "[valid] ep %d | up %ld | nll %.4f ppl %.2f%s | %.1fs | %s\n", st->epoch,
+              st->update, nll, exp(nll), bleu_text, secs, status);
     fprintf(t->jsonl,
             "{\"type\":\"valid\",\"epoch\":%d,\"update\":%ld,\"nll\":%.6f,\"ppl\":%.4f,"
             "\"bleu\":%.4f,\"beam\":%d,\"best\":%s,\"stalls\":%d,\"elapsed\":%.1f,\"seconds\":%.2f}\n",
@@ -390,7 +392,7 @@ int train_run(Config *cfg) {
     if (t->valid_cache.max_src_len > max_src) max_src = t->valid_cache.max_src_len;
     if (t->valid_cache.max_tgt_len > max_tgt) max_tgt = t->valid_cache.max_tgt_len;
     int max_len = (max_src > max_tgt ? max_src : max_tgt) + 1;
-    SearchOptions vo = translator_options(&cfg->decode, cfg->decode.valid_beam);
+    SearchOptions vo = translator_options(&cfg->decode, cfg->decode.valid_beam ? cfg->decode.valid_beam : 1);
     int dec_tokens, dec_len;
     translator_needs(&vo, cfg->decode.batch_tokens, t->valid_cache.max_src_len + 1, &dec_tokens, &dec_len);
     int plan_tokens = tc->batch_tokens > dec_tokens ? tc->batch_tokens : dec_tokens;
