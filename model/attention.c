@@ -83,7 +83,7 @@ static size_t align16(size_t n) { return (n + 15) / 16 * 16; }  // floats: keeps
 static size_t core_layout(CoreWork *w, float *base, const Attention *a, int B, int Tq, int Tk,
                           int nthreads) {
     size_t tile = align16((size_t)nthreads * 2 * Tq * Tk);
-    if (w) w->tile = base, w->impl = base ? base + tile : NULL;
+    if (w) w->tile = base, w->impl = base ? base + tile : NULL;  // NULL: measuring only
     return tile + align16(a->impl->work_floats(&a->d, B, Tq, Tk, nthreads));
 }
 
@@ -104,6 +104,8 @@ typedef struct AttnWork {
 
 static size_t work_layout(AttnWork *w, float *base, const Attention *a, int B, int Tq, int Tk,
                           int nthreads) {
+    AttnWork unused;
+    if (!w) w = &unused;  // measuring only
     const AttnDims *d = &a->d;
     size_t sizes[] = {(size_t)B * Tq * d->D, (size_t)B * Tq * d->D, (size_t)B * Tq * d->W,
                       (size_t)B * Tk * d->W, (size_t)B * Tk * d->D, (size_t)B * Tk * d->H,
@@ -111,10 +113,10 @@ static size_t work_layout(AttnWork *w, float *base, const Attention *a, int B, i
     float **slots[] = {&w->o, &w->d_o, &w->dq, &w->dk, &w->dv, &w->dcs, &w->dS};
     size_t at = 0;
     for (int i = 0; i < 7; i++) {
-        if (w) *slots[i] = base ? base + at : NULL;
+        *slots[i] = base ? base + at : NULL;
         at += align16(sizes[i]);
     }
-    return at + core_layout(w ? &w->core : NULL, base ? base + at : NULL, a, B, Tq, Tk, nthreads);
+    return at + core_layout(&w->core, base ? base + at : NULL, a, B, Tq, Tk, nthreads);
 }
 
 size_t attention_work_floats(const Attention *a, int B, int Tq, int Tk, int nthreads) {

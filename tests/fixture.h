@@ -13,7 +13,7 @@ typedef struct FixtureRecord {
     int dtype;  // 0 float32, 1 int32
     int ndim;
     long dims[4], numel;
-    void *data;
+    void *data;  // (numel) an aligned copy
 } FixtureRecord;
 
 typedef struct Fixture {
@@ -60,9 +60,10 @@ static inline int fixture_load(Fixture *fx, const char *path) {
             memcpy(&v, p, 4), p += 4;
             r->dims[d] = v, r->numel *= v;
         }
-        r->data = p;
+        if (p + 4 * r->numel > end) return -1;
+        r->data = malloc(4 * (size_t)(r->numel ? r->numel : 1));  // records are not aligned in the file
+        memcpy(r->data, p, 4 * (size_t)r->numel);
         p += 4 * r->numel;
-        if (p > end) return -1;
     }
     return 0;
 }
@@ -74,6 +75,7 @@ static inline const FixtureRecord *fixture_find(const Fixture *fx, const char *n
 }
 
 static inline void fixture_free(Fixture *fx) {
+    for (int i = 0; i < fx->count; i++) free(fx->rec[i].data);
     free(fx->rec), free(fx->blob);
     memset(fx, 0, sizeof *fx);
 }
