@@ -82,14 +82,13 @@ bool args_config_only(const char *cmd, Config *cfg, int argc, char **argv,
     return true;
 }
 
-const GemmImpl *args_config_finish(const char *cmd, Config *cfg) {
+void args_config_finish(const char *cmd, Config *cfg) {
     ConfigError err;
     if (config_check(cfg, &err)) {
         fprintf(stderr, "nmt %s: %s\n", cmd, err.msg);
         exit(2);
     }
     if (cfg->train.threads > 0) gemm_set_threads(cfg->train.threads);
-    return gemm_select(cfg->train.gemm);
 }
 
 const char *const args_decode_help =

@@ -22,8 +22,8 @@ bool args_config(const char *cmd, struct Config *cfg, int argc, char **argv, int
 bool args_config_only(const char *cmd, struct Config *cfg, int argc, char **argv,
                       void (*usage)(FILE *out));
 /* Checks the cross-key rules of a fully loaded config (exit 2 on failure) and applies
- * train.threads and train.gemm; returns the GEMM backend. */
-const struct GemmImpl *args_config_finish(const char *cmd, struct Config *cfg);
+ * train.threads. */
+void args_config_finish(const char *cmd, struct Config *cfg);
 
 struct DecodeConfig;
 /* Handles the decoding options (--beam, --lenpen, --lenpen-form, --max-len-a, --max-len-b,

@@ -48,7 +48,8 @@ int bench_decode(int argc, char **argv) {
             args_usage_error(cmd, "unknown option '%s'", argv[i]);
         }
     }
-    const GemmImpl *gemm = args_config_finish(cmd, &cfg);
+    args_config_finish(cmd, &cfg);
+    const GemmImpl *gemm = gemm_select(cfg.train.gemm);
     if (cfg.model.vocab_size <= 0) args_usage_error(cmd, "the config must set model.vocab_size");
     const int V = cfg.model.vocab_size;
     Model m;

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# test_cli.sh NMT: the command line: dispatch, help, exit codes (0 ok, 1 failure, 2 usage), and
+# error messages that name the file, line, key or option that is wrong.
+set -uo pipefail
+NMT=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+passed=0 failed=0
+expect() {  # expected-exit-code expected-text command...
+    local code=$1 text=$2
+    shift 2
+    "$@" > out.txt 2>&1
+    local got=$?
+    if [ $got -ne "$code" ] || ! grep -qF -- "$text" out.txt; then
+        echo "FAIL: '$*' exited $got (want $code), output lacks '$text':"
+        head -5 out.txt
+        failed=$((failed + 1))
+    else
+        passed=$((passed + 1))
+    fi
+}
+expect 2 "usage: nmt <command>" "$NMT"
+expect 0 "translate" "$NMT" --help
+expect 2 "unknown command 'frobnicate'" "$NMT" frobnicate
+expect 0 "model.d_model" "$NMT" train --help
+expect 0 "--beam N" "$NMT" translate --help
+expect 2 "missing.yaml: cannot open config file" "$NMT" train -c missing.yaml
+printf 'model:\n  heads: 4\n  d_modle: 256\n' > bad.yaml
+expect 2 "bad.yaml:3: unknown key 'model.d_modle' (did you mean 'model.d_model'?)" "$NMT" train -c bad.yaml
+printf 'train:\n  lr: fast\n' > bad2.yaml
+expect 2 "bad2.yaml:2: train.lr: expected a number, got 'fast'" "$NMT" prepare -c bad2.yaml
+expect 2 "--set: model.heads: 0 is out of range" "$NMT" train --set model.heads=0
+expect 2 "option --set needs a value" "$NMT" train --set
+expect 2 "-m CHECKPOINT is required" "$NMT" translate
+expect 1 "cannot open checkpoint nothing.ckpt" "$NMT" translate -m nothing.ckpt
+expect 2 "unknown option '--frob'" "$NMT" bench gemm --frob
+expect 2 "unknown benchmark 'frob'" "$NMT" bench frob
+printf 'a\nb\nc\n' > three.en
+printf 'x\ny\n' > two.de
+cat > mismatch.yaml <<YAML
+data: {dir: d, train: [{src: three.en, tgt: two.de}], valid: [{src: three.en, tgt: three.en}]}
+YAML
+expect 1 "three.en" "$NMT" prepare -c mismatch.yaml
+expect 1 "two.de" "$NMT" prepare -c mismatch.yaml
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
