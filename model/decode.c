@@ -51,6 +51,7 @@ void decode_init(DecodeState *st, Model *m, const DecodeCapacity *cap) {
         st->attn_work = arena_floats(a, w_self > w_cross ? w_self : w_cross);
         st->tmp = arena_floats(a, RT * (W + D + H));
         st->logits = arena_floats(a, (size_t)R * m->V);
+        st->emb_t = arena_floats(a, (size_t)m->D * m->V);
         st->tokens = arena_alloc(a, sizeof(int32_t) * R);
         st->hist = arena_alloc(a, sizeof(int32_t) * RT);
         st->hist_next = arena_alloc(a, sizeof(int32_t) * RT);
@@ -78,6 +79,11 @@ void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *
     st->sents = sents, st->S = S, st->T = T;
     memcpy(st->src_len, src_len, sizeof(int) * sents);
     model_encode(m, c, src, src_len, sents, S);
+    // emb^T once per batch: every step's logits GEMM then reads its B operand row by row
+    const int V = m->V, D = m->D;
+#pragma omp parallel for schedule(static) if ((long)V * D >= OMP_MIN_WORK)
+    for (int j = 0; j < D; j++)
+        for (int v = 0; v < V; v++) st->emb_t[(size_t)j * V + v] = m->emb[(size_t)v * D + j];
     for (int l = 0; l < m->n_dec; l++) {
         DecodeLayerCache *L = &st->layers[l];
         attention_project_kv(c, &m->dec[l].cross_attn, L->cross_k, L->cross_v, L->cross_cs,
@@ -138,7 +144,7 @@ void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, fl
         layernorm_forward(st->out, st->mean, st->rstd, x, m->dec_final.g, m->dec_final.b, R, D);
         x = st->out;
     }
-    c->gemm->sgemm(false, true, R, m->V, D, 1.0f, x, D, m->emb, D, 0.0f, logits, m->V);
+    c->gemm->sgemm(false, false, R, m->V, D, 1.0f, x, D, st->emb_t, m->V, 0.0f, logits, m->V);
 }
 
 /* Gathers rows of a (rows, T, width) cache, positions 0..t, by src_row[r]. */

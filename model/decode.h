@@ -43,6 +43,7 @@ typedef struct DecodeState {
     int *row_map;                      // (rows) source row of each row when compacting
     // search bookkeeping (search.c)
     float *logits;                     // (rows, V)
+    float *emb_t;                      // (D, V) the output projection, transposed per batch
     int32_t *tokens;                   // (rows) the tokens fed at the next step
     int32_t *hist, *hist_next;         // (rows, T) token histories
     int *parent;                       // (rows) row each row continues after a step
