@@ -55,6 +55,29 @@ static void topn_insert(Candidate *top, int *count, int n, Candidate c) {
     top[i] = c;
 }
 
+/* The threshold a logit must pass to enter a full top list, rounded down so that float
+ * comparisons never drop a candidate the double comparison would keep. */
+static float entry_threshold(const Candidate *top, int n, int want, double base) {
+    return n < want ? -INFINITY : nextafterf((float)(top[n - 1].score - base), -INFINITY);
+}
+
+/* Candidates base + z[v] of one row into the top list; chunks whose maximum cannot enter are
+ * skipped without looking at their elements. */
+static void select_row(Candidate *top, int *n, int want, const float *z, int V, double base,
+                       int row) {
+    float thr = entry_threshold(top, *n, want, base);
+    enum { CHUNK = 32 };
+    for (int v0 = 0; v0 < V; v0 += CHUNK) {
+        int v1 = v0 + CHUNK < V ? v0 + CHUNK : V;
+        if (vec_max(z + v0, v1 - v0) <= thr) continue;
+        for (int v = v0; v < v1; v++)
+            if (z[v] > thr) {
+                topn_insert(top, n, want, (Candidate){base + z[v], row, v});
+                thr = entry_threshold(top, *n, want, base);
+            }
+    }
+}
+
 void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const int32_t *src,
                   const int *src_len, int sents, int S, SearchResult *res) {
     const Model *m = st->m;
@@ -87,15 +110,13 @@ void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const i
             for (int j = 0; j < q->alive; j++) {
                 float *z = logits + (size_t)(a * k + j) * V;
                 if (o->fixed_len > 0) z[TOKEN_EOS] = -INFINITY;
-                double lse = vec_logsumexp(z, V);
+                double lse = vec_logsumexp(z, V), base = q->score[j] - lse;
                 if (last && o->fixed_len <= 0) {  // the last position: EOS is forced
-                    topn_insert(top, &n, want, (Candidate){q->score[j] + z[TOKEN_EOS] - lse, j, TOKEN_EOS});
+                    topn_insert(top, &n, want, (Candidate){base + z[TOKEN_EOS], j, TOKEN_EOS});
                     continue;
                 }
-                for (int v = 0; v < V; v++)
-                    if (v != TOKEN_PAD && v != TOKEN_BOS &&
-                        (n < want || q->score[j] + z[v] - lse > top[n - 1].score))
-                        topn_insert(top, &n, want, (Candidate){q->score[j] + z[v] - lse, j, v});
+                z[TOKEN_PAD] = z[TOKEN_BOS] = -INFINITY;  // never generated
+                select_row(top, &n, want, z, V, base, j);
             }
             int alive = 0;
             int32_t *h_next = hist_next + (size_t)a * k * T;
