@@ -263,11 +263,8 @@ static void bind_batch(Model *m, const ModelBatch *b) {
 
 /* ---------------------------------------------------------------- sublayers */
 
-/* Rows, key rows and the attention mask of a sublayer for batch b. */
-static int sub_rows(const Sublayer *s, const ModelBatch *b, bool dec) {
-    (void)s;
-    return b->B * (dec ? b->T : b->S);
-}
+/* Rows of a sublayer of the encoder or the decoder, and its attention mask, for batch b. */
+static int sub_rows(const ModelBatch *b, bool dec) { return b->B * (dec ? b->T : b->S); }
 
 static AttnMask sub_mask(const Sublayer *s, const ModelBatch *b) {
     if (s->kind == SUB_CAUSAL_ATTN) return (AttnMask){b->tgt_len, true, 0};
@@ -325,7 +322,7 @@ const float *sublayer_out(const Model *m, const Sublayer *s, SubState st, const 
 /* Returns the sublayer output: in `out` (post-LN) or in s->saved (pre-LN). */
 static const float *sublayer_forward(Model *m, const Ctx *c, Sublayer *s, const float *x,
                                      float *out, const ModelBatch *b, bool dec) {
-    const int N = sub_rows(s, b, dec);
+    const int N = sub_rows(b, dec);
     SubState st = {s->saved, s->mean, s->rstd};
     const float *fin, *y;
     TIMED(m, PHASE_NORM, fin = sublayer_in(m, s, st, x, m->w.fin, N));
@@ -349,7 +346,7 @@ static const float *sublayer_input(Model *m, const Sublayer *sub, int k, const f
 /* dx (written) = gradient of the sublayer input x, from d_out. */
 static void sublayer_backward(Model *m, const Ctx *c, Sublayer *s, float *dx, const float *d_out,
                               const float *x, const ModelBatch *b, bool dec) {
-    const int N = sub_rows(s, b, dec), D = m->D;
+    const int N = sub_rows(b, dec), D = m->D;
     const long n = (long)N * D;
     Dropout mask = dropout_make(c, m->dropout, s->site + 1);
     float *df = m->w.f;

@@ -12,6 +12,11 @@
 
 enum { MAX_BATCH_SENTENCES = 256 };
 
+// The model's special ids are the ones `prepare` gives the SentencePiece model.
+_Static_assert(TOKEN_PAD == SPM_PAD_ID && TOKEN_UNK == SPM_UNK_ID && TOKEN_BOS == SPM_BOS_ID &&
+                   TOKEN_EOS == SPM_EOS_ID,
+               "special token ids of the model and of SentencePiece differ");
+
 SearchOptions translator_options(const DecodeConfig *dc, int beam) {
     SearchOptions o = {beam, (float)dc->lenpen, !strcmp(dc->lenpen_form, "gnmt"),
                        (float)dc->max_len_a, dc->max_len_b, 0};
