@@ -13,8 +13,8 @@
 enum { MAX_BATCH_SENTENCES = 256 };
 
 // The model's special ids are the ones `prepare` gives the SentencePiece model.
-_Static_assert(TOKEN_PAD == SPM_PAD_ID && TOKEN_UNK == SPM_UNK_ID && TOKEN_BOS == SPM_BOS_ID &&
-                   TOKEN_EOS == SPM_EOS_ID,
+_Static_assert((int)TOKEN_PAD == (int)SPM_PAD_ID && (int)TOKEN_UNK == (int)SPM_UNK_ID &&
+                   (int)TOKEN_BOS == (int)SPM_BOS_ID && (int)TOKEN_EOS == (int)SPM_EOS_ID,
                "special token ids of the model and of SentencePiece differ");
 
 SearchOptions translator_options(const DecodeConfig *dc, int beam) {
