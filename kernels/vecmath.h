@@ -16,7 +16,9 @@ static inline float fast_expf(float x) {
     float under = x < lo ? 0.0f : 1.0f;
     float over = x > hi ? INFINITY : 1.0f;
     x = x < lo ? lo : x > hi ? hi : x;
-    float fx = floorf(x * 1.44269504088896341f + 0.5f);  // n = round(x / ln 2)
+    float t = x * 1.44269504088896341f + 0.5f;  // n = floor(t) = round(x / ln 2)
+    float fx = (float)(int32_t)t;               // truncation (SSE2 has no floor) ...
+    fx -= fx > t ? 1.0f : 0.0f;                 // ... corrected for negative t
     x -= fx * 0.693359375f;                               // x - n ln 2, in two parts
     x -= fx * -2.12194440e-4f;
     float z = x * x;
