@@ -173,7 +173,7 @@ static void packed_product(const Product *g, float *shared_bp) {
  * reads B rows in place, or from a transposed copy when tb. */
 static void small_product(const Product *g) {
     const Ukernel *uk = g->uk;
-    const int MR = uk->MR, NR = uk->NR;
+    const int NR = uk->NR, rows = block_width(g->M, uk->MR_strided, 1);  // 25 rows: 13 + 12
     long rsa = g->ta ? 1 : g->lda, csa = g->ta ? g->lda : 1;
     int nkb = k_blocks(g);
     for (int kb = 0; kb < nkb; kb++) {
@@ -186,12 +186,12 @@ static void small_product(const Product *g) {
             uk->pack_b(uk, kc, g->N, b, g->ldb, true, bp);
             b = bp, rsb = NR, panel_stride = (long)kc * NR;
         }
-        for (int ir = 0; ir < g->M; ir += MR) {
+        for (int ir = 0; ir < g->M; ir += rows) {
             const float *a = a_at(g, ir, pc);
             float *c = g->C + (size_t)ir * g->ldc;
             for (int jr = 0, jp = 0; jr < g->N; jr += NR, jp++)
                 uk->strided(kc, a, rsa, csa, b + jp * panel_stride, rsb, c + jr, g->ldc,
-                            min_i(MR, g->M - ir), min_i(NR, g->N - jr), g->alpha, beta, NULL);
+                            min_i(rows, g->M - ir), min_i(NR, g->N - jr), g->alpha, beta, NULL);
         }
     }
 }

@@ -1,6 +1,8 @@
 /* ukernel.h: the micro-kernel contract of the blocked GEMM (BLIS style, mirrored for row-major C).
  *
- *   C[0:m, 0:n] = alpha * A_tile * B_panel + beta * C[0:m, 0:n]      (m <= MR, n <= NR)
+ *   C[0:m, 0:n] = alpha * A_tile * B_panel + beta * C[0:m, 0:n]
+ *
+ * with m <= MR (packed entry) or m <= MR_strided (strided entry), n <= NR.
  *
  * The NR-wide B panel is the vector operand: row p (n floats) at b + p*rsb. A packed panel has
  * rsb = NR and is zero-padded past n; an unpacked row-major B has rsb = ldb.
@@ -70,6 +72,7 @@ typedef void (*PackBFn)(const struct Ukernel *uk, int kc, int nc, const float *b
 typedef struct Ukernel {
     const char *name;
     int MR, NR;       // register tile
+    int MR_strided;   // rows the strided entry takes at most (>= MR)
     int KB;           // k block of the packed A layout
     int MC, KC, NC;   // cache blocking: A panel MC x KC (L3), B block KC x NC (L2)
     UkernelFn packed;   // A and B packed (rsa, csa, rsb unused); pf may be NULL

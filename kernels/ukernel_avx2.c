@@ -86,5 +86,5 @@ static void packed_6x16(int k, const float *a, long rsa, long csa, const float *
         tile(MR, true, k, a, 1, MR, b, NR, c, ldc, n, alpha, beta, pf);
 }
 
-const Ukernel ukernel_avx2 = {"avx2 6x16", MR, NR, 1, 4096, 256, 512,
+const Ukernel ukernel_avx2 = {"avx2 6x16", MR, NR, MR, 1, 4096, 256, 512,
                               packed_6x16, strided_6x16, pack_a_scalar, pack_b_scalar};

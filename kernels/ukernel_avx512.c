@@ -1,17 +1,18 @@
 /* ukernel_avx512.c: the 12 x 32 AVX-512 micro-kernel and its packers.
  * 24 zmm accumulators; per k step two B vectors and twelve broadcast A elements (the mirror of
  * BLIS's 32 x 12 skx kernel for row-major C). The driver keeps the 12 x kc A micro-panel in L1
- * and streams B micro-panels from L2.
- * The strided entry (small products, no packing) is specialised on the row count so partial row
- * tiles cost only their rows, and uses masked loads so B and C need no padding. Packing a
- * transposed operand goes through 16 x 16 in-register transposes.
+ * and streams B micro-panels from L2; the kernel prefetches what the driver reads next.
+ * The strided entry (small products, no packing) takes up to 14 rows (28 accumulators), so a
+ * 25-row attention product is two tiles, is specialised on the row count so partial tiles cost
+ * only their rows, and uses masked loads so B and C need no padding. Packing a transposed
+ * operand goes through 16 x 16 in-register transposes.
  * Only this file is compiled with -mavx512f. */
 #include <immintrin.h>
 #include <stddef.h>
 
 #include "ukernel.h"
 
-enum { MR = 12, NR = 32, KB = 16 };
+enum { MR = 12, NR = 32, KB = 16, MR_STRIDED = 14 };
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -28,8 +29,8 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
                  long rsa, long csa, const float *b, long rsb, float *c, long ldc, int n,
                  float alpha, float beta, const PrefetchSpan *pf) {
     __mmask16 k0 = lanes(n), k1 = lanes(n - 16);
-    __m512 acc0[MR], acc1[MR];
-#pragma GCC unroll 12
+    __m512 acc0[MR_STRIDED], acc1[MR_STRIDED];
+#pragma GCC unroll 14
     for (int i = 0; i < rows; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
     // A packed: element (i, p) of k block p/KB at + i*KB + p%KB. Unpacked: at + i*rsa + p*csa.
     const long ri = packed ? KB : rsa, ci = packed ? 1 : csa, block = packed ? KB * MR : KB * csa;
@@ -42,7 +43,7 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
             __m512 b1 = !wide      ? b0
                         : packed ? _mm512_loadu_ps(b + 16)
                                  : _mm512_maskz_loadu_ps(k1, b + 16);
-#pragma GCC unroll 12
+#pragma GCC unroll 14
             for (int i = 0; i < rows; i++) {
                 __m512 ai = _mm512_set1_ps(ap[i * ri]);
                 acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
@@ -51,7 +52,7 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
         }
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 12
+#pragma GCC unroll 14
     for (int i = 0; i < rows; i++) {
         float *ci = c + i * ldc;
         __m512 r0 = _mm512_mul_ps(va, acc0[i]);
@@ -66,7 +67,7 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
 }
 
 /* One instance per row count: `packed` A and B, or strided A and B with one or two B vectors. */
-#define ROWS_CASES(call)                                                                           \
+#define ROWS_UP_TO_MR(call)                                                                        \
     call(1) call(2) call(3) call(4) call(5) call(6) call(7) call(8) call(9) call(10) call(11)    \
         call(12)
 #define PACKED_CASE(r)                                                                             \
@@ -85,13 +86,13 @@ static void packed_12x32(int k, const float *a, long rsa, long csa, const float 
                          float *c, long ldc, int m, int n, float alpha, float beta,
                          const PrefetchSpan *pf) {
     (void)rsa, (void)csa, (void)rsb;
-    switch (m) { ROWS_CASES(PACKED_CASE) }
+    switch (m) { ROWS_UP_TO_MR(PACKED_CASE) }
 }
 
 static void strided_12x32(int k, const float *a, long rsa, long csa, const float *b, long rsb,
                           float *c, long ldc, int m, int n, float alpha, float beta,
                           const PrefetchSpan *pf) {
-    switch (m) { ROWS_CASES(STRIDED_CASE) }
+    switch (m) { ROWS_UP_TO_MR(STRIDED_CASE) STRIDED_CASE(13) STRIDED_CASE(14) }
 }
 
 /* In-place transpose of the 16 x 16 matrix whose rows are r[0..15]. */
@@ -127,11 +128,41 @@ INLINE void transpose16(__m512 r[16]) {
 /* Rows [0, nrows) of a 16 x 16 block read from src (row stride ld, w valid columns), zero
  * elsewhere, transposed into r: r[q] is column q. */
 INLINE void load_transposed(__m512 r[16], const float *src, long ld, int nrows, int w) {
-    __mmask16 cols = lanes(w);
+    if (w < 16) {  // masked loads, which never touch the missing columns
+        __mmask16 cols = lanes(w);
 #pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
-        r[i] = i < nrows ? _mm512_maskz_loadu_ps(cols, src + i * ld) : _mm512_setzero_ps();
-    transpose16(r);
+        for (int i = 0; i < 16; i++)
+            r[i] = i < nrows ? _mm512_maskz_loadu_ps(cols, src + i * ld) : _mm512_setzero_ps();
+        transpose16(r);
+        return;
+    }
+    // Full rows: x[g][L] gathers in its 128-bit lane k the columns 4L..4L+3 of row g + 4k, by
+    // broadcasts from memory (load ports), so only the 4 x 4 transposes within the lanes below
+    // need the shuffle port.
+    __m512 x[4][4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++)
+#pragma GCC unroll 4
+        for (int L = 0; L < 4; L++) x[g][L] = _mm512_setzero_ps();
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++, src += ld) {  // row i = g + 4k
+        if (i >= nrows) break;
+#pragma GCC unroll 4
+        for (int L = 0; L < 4; L++)
+            x[i % 4][L] = _mm512_mask_broadcast_f32x4(x[i % 4][L], (__mmask16)(0xF << (4 * (i / 4))),
+                                                      _mm_loadu_ps(src + 4 * L));
+    }
+#pragma GCC unroll 4
+    for (int L = 0; L < 4; L++) {
+        __m512 t0 = _mm512_unpacklo_ps(x[0][L], x[1][L]), t1 = _mm512_unpackhi_ps(x[0][L], x[1][L]);
+        __m512 t2 = _mm512_unpacklo_ps(x[2][L], x[3][L]), t3 = _mm512_unpackhi_ps(x[2][L], x[3][L]);
+        __m512d a = _mm512_castps_pd(t0), b = _mm512_castps_pd(t1);
+        __m512d c = _mm512_castps_pd(t2), d = _mm512_castps_pd(t3);
+        r[4 * L] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[4 * L + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[4 * L + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        r[4 * L + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
 }
 
 static void pack_a_12(const Ukernel *uk, int mc, int kc, const float *a, long lda, bool ta,
@@ -190,5 +221,5 @@ static void pack_b_32(const Ukernel *uk, int kc, int nc, const float *b, long ld
     }
 }
 
-const Ukernel ukernel_avx512 = {"avx512 12x32", MR, NR, KB, 4096, 384, 768,
+const Ukernel ukernel_avx512 = {"avx512 12x32", MR, NR, MR_STRIDED, KB, 4096, 384, 768,
                                 packed_12x32, strided_12x32, pack_a_12, pack_b_32};

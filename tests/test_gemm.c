@@ -74,8 +74,12 @@ static int check_one(const GemmImpl *g, bool serial, bool ta, bool tb, Size s, f
  * the path a 2-thread sgemm takes; sgemm_serial takes the same one without threads). */
 static int edge_sizes(const Ukernel *u, Size *out) {
     int MR = u->MR, NR = u->NR, KB = u->KB, MC = u->MC, KC = u->KC, NC = u->NC, n = 0;
-    // small (A unpacked): partial tiles, K not a multiple of KB, two K blocks
+    int MRS = u->MR_strided;
+    // small (A unpacked): partial tiles, the tallest strided tiles, K not a multiple of KB,
+    // two K blocks
     out[n++] = (Size){1, 1, 1};
+    out[n++] = (Size){MRS, NR + 3, 19};
+    out[n++] = (Size){2 * MRS + 1, 9, 2 * KB};
     out[n++] = (Size){MR - 1, NR + 1, 7};
     out[n++] = (Size){MR + 1, NR - 1, KB + 1};
     out[n++] = (Size){MR, NR, KC + 1};
