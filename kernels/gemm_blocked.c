@@ -98,6 +98,16 @@ static PrefetchSpan a_piece_source(const Product *g, int i, int m, int pc, int p
                  : prefetch_span(src, ld, m, (p1 - p0) * (int)sizeof(float));
 }
 
+/* Prefetch the m x n tile of C at c (n <= NR, 64-byte lines), which the next kernel call reads
+ * and writes. Always inlined: GCC drops calls to a function made only of prefetches. */
+static inline __attribute__((always_inline)) void prefetch_c_tile(const float *c, long ldc, int m,
+                                                                   int n) {
+    for (int i = 0; i < m; i++) {
+        __builtin_prefetch(c + i * ldc, 1, 3);
+        __builtin_prefetch(c + i * ldc + n - 1, 1, 3);
+    }
+}
+
 /* Rows [r0, r1) of C[:, jc:jc+nc] for one K block, B packed in bp: the ir loop keeps an A
  * micro-panel in L1 while the jr loop streams the B micro-panels from L2.
  * With `pack`, the next A micro-panel is packed piece by piece (a range of k blocks) after each
@@ -122,6 +132,7 @@ static void multiply_block(const Product *g, float *ap, bool keep, bool pack, in
                 pf = pack ? a_piece_source(g, ir + MR, next_m, pc, p0, p1)
                           : prefetch_span(next + (size_t)p0 * MR, 0, 1,
                                           (p1 - p0) * MR * (int)sizeof(float));
+            prefetch_c_tile(c + jr, g->ldc, m, min_i(NR, nc - jr));
             uk->packed(kc, a, 0, 0, bp + (size_t)jr * kc, 0, c + jr, g->ldc, m,
                        min_i(NR, nc - jr), g->alpha, beta, &pf);
             if (pack && next_m > 0) pack_a_piece(g, next, ir + MR, next_m, pc, p0, p1);

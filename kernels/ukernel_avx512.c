@@ -23,8 +23,29 @@ static __mmask16 lanes(int n) {
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
 }
 
-/* The tile computation; `rows`, `wide` (two B vectors, else one) and `packed` (B rows complete
- * and zero-padded: plain loads) are compile-time constants in every instance. */
+/* Prefetch the lines of k steps [p, p+KB) of an unpacked A tile (element (i, p) at
+ * a + i*rsa + p*csa), which the strided kernel reads two k blocks later: attention-sized
+ * products stream their operands from memory, faster than the hardware prefetchers follow. */
+INLINE void prefetch_a_ahead(const int rows, const float *a, long rsa, long csa, int p, int k) {
+    if (p >= k) return;
+    if (csa == 1)  // rows of A: one line per row
+        for (int i = 0; i < rows; i++) _mm_prefetch((const char *)(a + i * rsa + p), _MM_HINT_T0);
+    else  // columns of a transposed A: one row of `rows` floats per k step
+        for (int q = p; q < min_i(k, p + KB); q++)
+            _mm_prefetch((const char *)(a + q * csa), _MM_HINT_T0);
+}
+
+/* acc[i] += a_i * (b0, b1) for the `rows` broadcast A elements a_i = a_row(i). */
+#define FMA_ROWS(a_row)                                                                            \
+    _Pragma("GCC unroll 14") for (int i = 0; i < rows; i++) {                                    \
+        __m512 ai = _mm512_set1_ps(a_row(i));                                                      \
+        acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);                                                \
+        if (wide) acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);                                      \
+    }
+
+/* The tile computation; `rows`, `wide` (two B vectors, else one) and `packed` (A and B packed;
+ * else A through strides and B rows through masked loads) are compile-time constants in every
+ * instance. */
 INLINE void tile(const int rows, const bool wide, const bool packed, int k, const float *a,
                  long rsa, long csa, const float *b, long rsb, float *c, long ldc, int n,
                  float alpha, float beta, const PrefetchSpan *pf) {
@@ -32,22 +53,33 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
     __m512 acc0[MR_STRIDED], acc1[MR_STRIDED];
 #pragma GCC unroll 14
     for (int i = 0; i < rows; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
-    // A packed: element (i, p) of k block p/KB at + i*KB + p%KB. Unpacked: at + i*rsa + p*csa.
-    const long ri = packed ? KB : rsa, ci = packed ? 1 : csa, block = packed ? KB * MR : KB * csa;
-    PrefetchCursor pfc = prefetch_start(pf, k);
-    for (int p0 = 0; p0 < k; p0 += KB, a += block) {
-        prefetch_step(&pfc);
-        const float *ap = a;
-        for (int p = p0; p < min_i(k, p0 + KB); p++, ap += ci, b += rsb) {
-            __m512 b0 = packed ? _mm512_loadu_ps(b) : _mm512_maskz_loadu_ps(k0, b);
-            __m512 b1 = !wide      ? b0
-                        : packed ? _mm512_loadu_ps(b + 16)
-                                 : _mm512_maskz_loadu_ps(k1, b + 16);
-#pragma GCC unroll 14
-            for (int i = 0; i < rows; i++) {
-                __m512 ai = _mm512_set1_ps(ap[i * ri]);
-                acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
-                if (wide) acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    if (packed) {  // element (i, p) of k block p/KB at a + i*KB + p%KB: immediate offsets
+        PrefetchCursor pfc = prefetch_start(pf, k);
+        for (int p0 = 0; p0 < k; p0 += KB, a += KB * MR) {
+            prefetch_step(&pfc);
+            const float *ap = a;
+            for (int p = p0; p < min_i(k, p0 + KB); p++, ap++, b += rsb) {
+                __m512 b0 = _mm512_loadu_ps(b), b1 = wide ? _mm512_loadu_ps(b + 16) : b0;
+#define PACKED_A(i) ap[(i) * KB]
+                FMA_ROWS(PACKED_A)
+#undef PACKED_A
+            }
+        }
+    } else {  // element (i, p) at a + i*rsa + p*csa; row 3q + r at base[q] + r*rsa, so the
+              // broadcasts share one stride register instead of an address register per row
+        const float *base[(MR_STRIDED + 2) / 3];
+#pragma GCC unroll 5
+        for (int q = 0; q < (rows + 2) / 3; q++) base[q] = a + 3 * q * rsa;
+        for (int p0 = 0; p0 < k; p0 += KB) {
+            prefetch_a_ahead(rows, a, rsa, csa, p0 + 2 * KB, k);
+            for (int p = p0; p < min_i(k, p0 + KB); p++, b += rsb) {
+                __m512 b0 = _mm512_maskz_loadu_ps(k0, b);
+                __m512 b1 = wide ? _mm512_maskz_loadu_ps(k1, b + 16) : b0;
+#define STRIDED_A(i) base[(i) / 3][(i) % 3 * rsa]
+                FMA_ROWS(STRIDED_A)
+#undef STRIDED_A
+#pragma GCC unroll 5
+                for (int q = 0; q < (rows + 2) / 3; q++) base[q] += csa;
             }
         }
     }
