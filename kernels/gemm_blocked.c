@@ -17,7 +17,9 @@
  * Small products (attention-sized) take no threads and no packing of A, and pack B only to
  * transpose it: the micro-kernel reads the operands through their strides.
  * Packing buffers are allocated once per thread and reused: fresh memory is slow to touch. */
+#include <immintrin.h>
 #include <omp.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -33,21 +35,30 @@ static int round_up_i(int n, int to) { return div_up(n, to) * to; }
 
 /* A buffer that only grows; its contents do not survive growth. */
 typedef struct GrowBuf {
-    float *p;
-    size_t cap;  // floats
+    void *p;
+    size_t cap;  // bytes
 } GrowBuf;
 
-static float *growbuf_reserve(GrowBuf *g, size_t n) {
-    if (n > g->cap) {
+static void *growbuf_reserve(GrowBuf *g, size_t bytes) {
+    if (bytes > g->cap) {
         aligned_free(g->p);
-        g->p = aligned_alloc_zeroed(n * sizeof(float));
-        g->cap = n;
+        g->p = aligned_alloc_zeroed(bytes);
+        g->cap = bytes;
     }
     return g->p;
 }
 
-static __thread GrowBuf tls_a, tls_b;  // each thread's packed A panel and (alone) B block
-static GrowBuf shared_b;               // the B block the threads of a team pack together
+static float *floats(GrowBuf *g, size_t n) { return growbuf_reserve(g, n * sizeof(float)); }
+
+/* Zeroed ints, for the work counters of one product. */
+static int *zeroed_ints(GrowBuf *g, size_t n) {
+    return memset(growbuf_reserve(g, n * sizeof(int)), 0, n * sizeof(int));
+}
+
+// Each thread's A micro-panel slots, and, working alone, its B block, A panel and counters.
+static __thread GrowBuf tls_slots, tls_b, tls_a, tls_counters;
+// A team's shared B blocks (two, used in turn), A panels (two) and counters.
+static GrowBuf team_b, team_a, team_counters;
 
 /* One product C = alpha op(A) op(B) + beta C as the drivers see it. */
 typedef struct Product {
@@ -141,43 +152,109 @@ static void multiply_block(const Product *g, float *ap, bool keep, bool pack, in
     }
 }
 
-/* The packed five-loop product, run by every thread of the current team (or by one thread
- * alone): the threads split the rows of C in MR tiles, pack each B block together into
- * `shared_bp` (sized for KC x NC; NULL when alone: this thread's buffer), and each packs its own
- * A panel. */
-static void packed_product(const Product *g, float *shared_bp) {
+/* The shared state of the packed product (see packed_product). */
+typedef struct Work {
+    int nth;              // threads working on it
+    int mcb, ncb, chunk;  // rows of an A panel, columns of a B block, MR tiles per row chunk
+    float *bp[2];         // packed B blocks, block b in bp[b % 2]: (ncb/NR, KC, NR)
+    float *ap[2];         // with more than one B block per K block, the packed A panel of K
+                          // block kb in ap[kb % 2]: (mcb/MR, KC/KB, MR, KB); else NULL
+    int *counters;        // per block, WORK_COUNTERS of them
+    int *chunk_gen;       // per row chunk: 1 + the step (A panel, K block) whose A ap holds
+    int *chunk_done;      // per row chunk and B block: 1 + the last step computed there
+} Work;
+
+enum { B_CLAIMED, B_PACKED, ROWS_CLAIMED, ROWS_DONE, WORK_COUNTERS };
+
+static int claim(int *counter) { return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); }
+static void publish(int *counter, int amount) {
+    __atomic_fetch_add(counter, amount, __ATOMIC_RELEASE);
+}
+
+/* Until *counter >= target: spin briefly, then give the core away (the thread we wait for may
+ * be waiting for it). */
+static void wait_for(const int *counter, int target) {
+    for (int spins = 0; __atomic_load_n(counter, __ATOMIC_ACQUIRE) < target; spins++) {
+        if (spins < 2000)
+            _mm_pause();
+        else
+            sched_yield();
+    }
+}
+
+/* The packed five-loop product, run by each of w->nth threads of the current team (or by one
+ * thread alone). The blocks (A panel, K block, B block) are done in order; within a block the
+ * threads claim B micro-panels to pack, wait until all are packed, then claim chunks of row tiles
+ * to compute. Nothing waits for a thread's arrival, only for work it claimed and has not finished,
+ * so a thread the OS pauses holds the others up by one piece at most. A chunk of C is updated K
+ * block after K block, in order. B blocks alternate between two buffers (the block two back must
+ * be done before its buffer is refilled); so do shared A panels, which chunks of later B blocks
+ * read once the chunk that packed them is done. */
+static void packed_product(const Product *g, const Work *w) {
     const Ukernel *uk = g->uk;
-    const int MR = uk->MR, NR = uk->NR;
-    int tid = omp_get_thread_num(), nth = shared_bp ? omp_get_num_threads() : 1;
-    if (!shared_bp) tid = 0;
-    int nkb = k_blocks(g), mcb = block_width(g->M, uk->MC, MR), ncb = block_width(g->N, uk->NC, NR);
-    for (int ic = 0; ic < g->M; ic += mcb) {
-        int mc = min_i(mcb, g->M - ic), tiles = div_up(mc, MR);
-        int r0 = ic + min_i(mc, tiles * tid / nth * MR), r1 = ic + min_i(mc, tiles * (tid + 1) / nth * MR);
-        for (int kb = 0; kb < nkb; kb++) {
+    const int MR = uk->MR, NR = uk->NR, nkb = k_blocks(g), nj = div_up(g->N, w->ncb);
+    const bool keep = nj > 1;  // A is reused by later B blocks of its K block
+    // rows of the A panel block b belongs to
+#define BLOCK_ROWS(b) min_i(w->mcb, g->M - (b) / (nkb * nj) * w->mcb)
+    for (int ic = 0, b = 0, gen = 0; ic < g->M; ic += w->mcb) {
+        int mc = min_i(w->mcb, g->M - ic), chunks = div_up(div_up(mc, MR), w->chunk);
+        for (int kb = 0; kb < nkb; kb++, gen++) {
             int pc = k_start(g, nkb, kb), kc = k_start(g, nkb, kb + 1) - pc;
-            float beta = kb == 0 ? g->beta : 1.0f;
-            bool keep = ncb < g->N;  // A is reused by later column blocks
-            int panels_a = keep ? div_up(r1 - r0, MR) : 2;
-            float *ap = growbuf_reserve(&tls_a, (size_t)panels_a * MR *
-                                                    round_up_i(kc, uk->KB));  // (panels, kc/KB, MR, KB)
-            for (int jc = 0; jc < g->N; jc += ncb) {
-                int nc = min_i(ncb, g->N - jc), panels = div_up(nc, NR);
-                float *bp = shared_bp ? shared_bp : growbuf_reserve(&tls_b, (size_t)kc * panels * NR);  // (panels, kc, NR)
-                int q0 = panels * tid / nth, q1 = panels * (tid + 1) / nth;
-                if (q1 > q0)
-                    uk->pack_b(uk, kc, min_i(nc, q1 * NR) - q0 * NR, b_at(g, pc, jc + q0 * NR), g->ldb,
-                               g->tb, bp + (size_t)q0 * NR * kc);
-                if (nth > 1) {
-#pragma omp barrier
-                }
-                if (r1 > r0) multiply_block(g, ap, keep, jc == 0, r0, r1, pc, kc, beta, bp, jc, nc);
-                if (nth > 1) {
-#pragma omp barrier
+            int kp = round_up_i(kc, uk->KB);
+            float beta = kb == 0 ? g->beta : 1.0f, *apanel = keep ? w->ap[gen % 2] : NULL;
+            if (keep && gen >= 2) wait_for(&w->counters[(b - nj - 1) * WORK_COUNTERS + ROWS_DONE],
+                                           BLOCK_ROWS(b - nj - 1));
+            for (int jc = 0, j = 0; jc < g->N; jc += w->ncb, j++, b++) {
+                int nc = min_i(w->ncb, g->N - jc), panels = div_up(nc, NR);
+                int *cnt = w->counters + b * WORK_COUNTERS;
+                float *bp = w->bp[b % 2];
+                if (b >= 2) wait_for(&w->counters[(b - 2) * WORK_COUNTERS + ROWS_DONE], BLOCK_ROWS(b - 2));
+                for (int q; (q = claim(&cnt[B_CLAIMED])) < panels; publish(&cnt[B_PACKED], 1))
+                    uk->pack_b(uk, kc, min_i(NR, nc - q * NR), b_at(g, pc, jc + q * NR), g->ldb,
+                               g->tb, bp + (size_t)q * NR * kc);
+                wait_for(&cnt[B_PACKED], panels);
+                for (int c; (c = claim(&cnt[ROWS_CLAIMED])) < chunks;) {
+                    int r0 = ic + c * w->chunk * MR, r1 = min_i(ic + mc, r0 + w->chunk * MR);
+                    float *a = keep ? apanel + (size_t)(r0 - ic) * kp
+                                    : floats(&tls_slots, (size_t)2 * MR * kp);  // (2, kp/KB, MR, KB)
+                    int *done = &w->chunk_done[c * nj + j];
+                    wait_for(done, gen);  // the previous K block's update of these rows
+                    if (keep && j > 0) wait_for(&w->chunk_gen[c], gen + 1);
+                    multiply_block(g, a, keep, j == 0, r0, r1, pc, kc, beta, bp, jc, nc);
+                    if (keep && j == 0) __atomic_store_n(&w->chunk_gen[c], gen + 1, __ATOMIC_RELEASE);
+                    __atomic_store_n(done, gen + 1, __ATOMIC_RELEASE);
+                    publish(&cnt[ROWS_DONE], r1 - r0);
                 }
             }
         }
     }
+#undef BLOCK_ROWS
+}
+
+/* The shared state for a packed product by `nth` threads, in the team's buffers (or, alone, this
+ * thread's). */
+static Work work_make(const Product *g, int nth) {
+    const Ukernel *uk = g->uk;
+    Work w = {.nth = nth};
+    w.mcb = block_width(g->M, uk->MC, uk->MR);
+    w.ncb = block_width(g->N, uk->NC, uk->NR);
+    int tiles = div_up(w.mcb, uk->MR), kc = min_i(g->K, uk->KC), slots = nth > 1 ? 2 : 1;
+    w.chunk = nth > 1 ? div_up(tiles, 8 * nth) : tiles;  // chunks small enough to balance
+    int nkb = k_blocks(g), nj = div_up(g->N, w.ncb), blocks = div_up(g->M, w.mcb) * nkb * nj;
+    size_t b_floats = (size_t)kc * round_up_i(w.ncb, uk->NR);
+    size_t a_floats = (size_t)round_up_i(w.mcb, uk->MR) * round_up_i(kc, uk->KB);
+    float *b = floats(nth > 1 ? &team_b : &tls_b, slots * b_floats);
+    w.bp[0] = b, w.bp[1] = b + (slots - 1) * b_floats;
+    if (nj > 1) {
+        float *a = floats(nth > 1 ? &team_a : &tls_a, slots * a_floats);
+        w.ap[0] = a, w.ap[1] = a + (slots - 1) * a_floats;
+    }
+    int chunks = div_up(tiles, w.chunk);
+    int *counters = zeroed_ints(nth > 1 ? &team_counters : &tls_counters,
+                                (size_t)blocks * WORK_COUNTERS + (size_t)chunks * (1 + nj));
+    w.counters = counters, w.chunk_gen = counters + (size_t)blocks * WORK_COUNTERS;
+    w.chunk_done = w.chunk_gen + chunks;
+    return w;
 }
 
 /* The whole product without packing A: the micro-kernel broadcasts A through its strides and
@@ -193,7 +270,7 @@ static void small_product(const Product *g) {
         const float *b = b_at(g, pc, 0);
         long rsb = g->ldb, panel_stride = NR;  // B column panel jp at b + jp*panel_stride
         if (g->tb) {
-            float *bp = growbuf_reserve(&tls_b, (size_t)kc * round_up_i(g->N, NR));  // (N/NR, kc, NR)
+            float *bp = floats(&tls_b, (size_t)kc * round_up_i(g->N, NR));  // (N/NR, kc, NR)
             uk->pack_b(uk, kc, g->N, b, g->ldb, true, bp);
             b = bp, rsb = NR, panel_stride = (long)kc * NR;
         }
@@ -233,10 +310,12 @@ static void blocked_serial(const Ukernel *uk, bool ta, bool tb, int M, int N, in
         return;
     }
     Product g = product_make(uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if ((double)M * N * K <= GEMM_SMALL_WORK)
+    if ((double)M * N * K <= GEMM_SMALL_WORK) {
         small_product(&g);
-    else
-        packed_product(&g, NULL);
+    } else {
+        Work w = work_make(&g, 1);
+        packed_product(&g, &w);
+    }
 }
 
 static void blocked_parallel(const Ukernel *uk, bool ta, bool tb, int M, int N, int K,
@@ -249,10 +328,9 @@ static void blocked_parallel(const Ukernel *uk, bool ta, bool tb, int M, int N, 
     }
     Product g = product_make(uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (div_up(M, uk->MR) >= 2 * nt) {
-        float *bp = growbuf_reserve(&shared_b, (size_t)min_i(K, uk->KC) *
-                                                   block_width(N, uk->NC, uk->NR));
+        Work w = work_make(&g, nt);
 #pragma omp parallel num_threads(nt)
-        packed_product(&g, bp);
+        packed_product(&g, &w);
     } else {  // C is short and wide: split its columns in NR panels, each thread on its own
 #pragma omp parallel num_threads(nt)
         {
@@ -260,7 +338,10 @@ static void blocked_parallel(const Ukernel *uk, bool ta, bool tb, int M, int N, 
             int j0 = min_i(N, panels * tid / nth * uk->NR), j1 = min_i(N, panels * (tid + 1) / nth * uk->NR);
             Product part = g;
             part.N = j1 - j0, part.B = b_at(&g, 0, j0), part.C = C + j0;
-            if (j1 > j0) packed_product(&part, NULL);
+            if (j1 > j0) {
+                Work w = work_make(&part, 1);
+                packed_product(&part, &w);
+            }
         }
     }
 }

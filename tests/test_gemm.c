@@ -88,40 +88,46 @@ static int edge_sizes(const Ukernel *u, Size *out) {
     // packed, serial: more than one A panel (M > MC), more than one B block (N > NC)
     out[n++] = (Size){MC + MR + 1, NR + 1, GEMM_SMALL_WORK / (MC * NR) + 1};
     out[n++] = (Size){2 * MR + 3, 2 * NC + NR + 5, GEMM_SMALL_WORK / (2 * NC * 2 * MR) + 2 * KB + 3};
-    // threaded, rows split: partial tiles, two K blocks, A kept for a second B block
+    // threaded, rows split: partial tiles, two K blocks, A kept for a second B block, A kept
+    // over three K blocks (both shared A panels in turn), two A panels
     out[n++] = (Size){3 * MR + 5, 3 * NR + 7, 2 * KC + 3};
     out[n++] = (Size){4 * MR + 1, NC + NR + 1, GEMM_THREADED_WORK / (4 * MR * NC) + KB + 1};
+    out[n++] = (Size){4 * MR + 1, NC + NR + 1, 2 * KC + 1};
+    out[n++] = (Size){MC + MR + 1, 4 * NR + 1, GEMM_THREADED_WORK / (MC * 4 * NR) + 2};
     // threaded, columns split (too few row tiles to split)
     out[n++] = (Size){MR + 5, NC + NR + 5, KC + 1};
     return n;
 }
 
 /* Blocked results must not depend on the path or the thread count: one product through sgemm
- * at 1 and 2 threads, sgemm_serial, and sgemm_serial on row blocks of 5 (the small path). */
+ * at 1, 2 and 3 threads (more threads than cores get preempted, which the team must survive),
+ * sgemm_serial, and sgemm_serial on row blocks of 5 (the small path). */
 static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, Rng *r) {
+    enum { VARIANTS = 5 };
     int M = s.M, N = s.N, K = s.K, lda = ta ? M : K, ldb = tb ? K : N;
     long na = (long)M * K, nb = (long)K * N, nc = (long)M * N;
     float *A = malloc(sizeof(float) * na), *B = malloc(sizeof(float) * nb);
-    float *C0 = malloc(sizeof(float) * nc), *C[4];
+    float *C0 = malloc(sizeof(float) * nc), *C[VARIANTS];
     fill(A, na, r), fill(B, nb, r), fill(C0, nc, r);
-    for (int v = 0; v < 4; v++) C[v] = malloc(sizeof(float) * nc), memcpy(C[v], C0, sizeof(float) * nc);
+    for (int v = 0; v < VARIANTS; v++)
+        C[v] = malloc(sizeof(float) * nc), memcpy(C[v], C0, sizeof(float) * nc);
     int threads = omp_get_max_threads();
-    omp_set_num_threads(1);
-    g->sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[0], N);
-    omp_set_num_threads(2);
-    g->sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[1], N);
+    for (int t = 1; t <= 3; t++) {
+        omp_set_num_threads(t);
+        g->sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[t - 1], N);
+    }
     omp_set_num_threads(threads);
-    g->sgemm_serial(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[2], N);
+    g->sgemm_serial(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[3], N);
     for (int i = 0; i < M; i += 5)
         g->sgemm_serial(ta, tb, M - i < 5 ? M - i : 5, N, K, 0.5f, ta ? A + i : A + (long)i * lda,
-                        lda, B, ldb, 0.3f, C[3] + (long)i * N, N);
-    const char *what[] = {"2 threads", "sgemm_serial", "row blocks of 5"};
-    for (int v = 1; v < 4; v++)
+                        lda, B, ldb, 0.3f, C[4] + (long)i * N, N);
+    const char *what[VARIANTS] = {"", "2 threads", "3 threads", "sgemm_serial", "row blocks of 5"};
+    for (int v = 1; v < VARIANTS; v++)
         EXPECT(!memcmp(C[0], C[v], sizeof(float) * nc),
                "%s %s%s M=%d N=%d K=%d: %s differs from 1 thread", g->detail, ta ? "T" : "N",
-               tb ? "T" : "N", M, N, K, what[v - 1]);
+               tb ? "T" : "N", M, N, K, what[v]);
     free(A), free(B), free(C0);
-    for (int v = 0; v < 4; v++) free(C[v]);
+    for (int v = 0; v < VARIANTS; v++) free(C[v]);
 }
 
 int main(void) {
