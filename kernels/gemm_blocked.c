@@ -19,12 +19,15 @@
  * Packing buffers are allocated once per thread and reused: fresh memory is slow to touch. */
 #include <immintrin.h>
 #include <omp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arena.h"
+#include "check.h"
 #include "cpu.h"
 #include "gemm_backends.h"
 #include "ukernel.h"
@@ -55,8 +58,36 @@ static int *zeroed_ints(GrowBuf *g, size_t n) {
     return memset(growbuf_reserve(g, n * sizeof(int)), 0, n * sizeof(int));
 }
 
-// Each thread's A micro-panel slots, and, working alone, its B block, A panel and counters.
-static __thread GrowBuf tls_slots, tls_b, tls_a, tls_counters;
+/* Each thread's buffers: its A micro-panel slots, and, working alone, its B block, A panel and
+ * counters. Freed when the thread exits (OpenMP runtimes end threads when teams shrink). */
+typedef struct ThreadBufs {
+    GrowBuf slots, b, a, counters;
+} ThreadBufs;
+
+static pthread_key_t thread_bufs_key;
+static pthread_once_t thread_bufs_once = PTHREAD_ONCE_INIT;
+
+static void thread_bufs_free(void *p) {
+    ThreadBufs *t = p;
+    aligned_free(t->slots.p), aligned_free(t->b.p), aligned_free(t->a.p);
+    aligned_free(t->counters.p);
+    free(t);
+}
+
+static void thread_bufs_key_make(void) {
+    CHECK(pthread_key_create(&thread_bufs_key, thread_bufs_free) == 0, "no thread-specific key");
+}
+
+static ThreadBufs *thread_bufs(void) {
+    pthread_once(&thread_bufs_once, thread_bufs_key_make);
+    ThreadBufs *t = pthread_getspecific(thread_bufs_key);
+    if (!t) {
+        t = xcalloc(1, sizeof *t);
+        CHECK(pthread_setspecific(thread_bufs_key, t) == 0, "cannot set thread-specific data");
+    }
+    return t;
+}
+
 // A team's shared B blocks (two, used in turn), A panels (two) and counters.
 static GrowBuf team_b, team_a, team_counters;
 
@@ -216,7 +247,7 @@ static void packed_product(const Product *g, const Work *w) {
                 for (int c; (c = claim(&cnt[ROWS_CLAIMED])) < chunks;) {
                     int r0 = ic + c * w->chunk * MR, r1 = min_i(ic + mc, r0 + w->chunk * MR);
                     float *a = keep ? apanel + (size_t)(r0 - ic) * kp
-                                    : floats(&tls_slots, (size_t)2 * MR * kp);  // (2, kp/KB, MR, KB)
+                                    : floats(&thread_bufs()->slots, (size_t)2 * MR * kp);  // (2, kp/KB, MR, KB)
                     int *done = &w->chunk_done[c * nj + j];
                     wait_for(done, gen);  // the previous K block's update of these rows
                     if (keep && j > 0) wait_for(&w->chunk_gen[c], gen + 1);
@@ -243,14 +274,15 @@ static Work work_make(const Product *g, int nth) {
     int nkb = k_blocks(g), nj = div_up(g->N, w.ncb), blocks = div_up(g->M, w.mcb) * nkb * nj;
     size_t b_floats = (size_t)kc * round_up_i(w.ncb, uk->NR);
     size_t a_floats = (size_t)round_up_i(w.mcb, uk->MR) * round_up_i(kc, uk->KB);
-    float *b = floats(nth > 1 ? &team_b : &tls_b, slots * b_floats);
+    ThreadBufs *own = nth > 1 ? NULL : thread_bufs();
+    float *b = floats(own ? &own->b : &team_b, slots * b_floats);
     w.bp[0] = b, w.bp[1] = b + (slots - 1) * b_floats;
     if (nj > 1) {
-        float *a = floats(nth > 1 ? &team_a : &tls_a, slots * a_floats);
+        float *a = floats(own ? &own->a : &team_a, slots * a_floats);
         w.ap[0] = a, w.ap[1] = a + (slots - 1) * a_floats;
     }
     int chunks = div_up(tiles, w.chunk);
-    int *counters = zeroed_ints(nth > 1 ? &team_counters : &tls_counters,
+    int *counters = zeroed_ints(own ? &own->counters : &team_counters,
                                 (size_t)blocks * WORK_COUNTERS + (size_t)chunks * (1 + nj));
     w.counters = counters, w.chunk_gen = counters + (size_t)blocks * WORK_COUNTERS;
     w.chunk_done = w.chunk_gen + chunks;
@@ -270,7 +302,7 @@ static void small_product(const Product *g) {
         const float *b = b_at(g, pc, 0);
         long rsb = g->ldb, panel_stride = NR;  // B column panel jp at b + jp*panel_stride
         if (g->tb) {
-            float *bp = floats(&tls_b, (size_t)kc * round_up_i(g->N, NR));  // (N/NR, kc, NR)
+            float *bp = floats(&thread_bufs()->b, (size_t)kc * round_up_i(g->N, NR));  // (N/NR, kc, NR)
             uk->pack_b(uk, kc, g->N, b, g->ldb, true, bp);
             b = bp, rsb = NR, panel_stride = (long)kc * NR;
         }
