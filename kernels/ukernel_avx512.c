@@ -160,7 +160,7 @@ INLINE void transpose16(__m512 r[16]) {
 /* Rows [0, nrows) of a 16 x 16 block read from src (row stride ld, w valid columns), zero
  * elsewhere, transposed into r: r[q] is column q. */
 INLINE void load_transposed(__m512 r[16], const float *src, long ld, int nrows, int w) {
-    if (w < 16) {  // masked loads, which never touch the missing columns
+    if (w % 4) {  // masked loads, which never touch the missing columns
         __mmask16 cols = lanes(w);
 #pragma GCC unroll 16
         for (int i = 0; i < 16; i++)
@@ -168,9 +168,9 @@ INLINE void load_transposed(__m512 r[16], const float *src, long ld, int nrows, 
         transpose16(r);
         return;
     }
-    // Full rows: x[g][L] gathers in its 128-bit lane k the columns 4L..4L+3 of row g + 4k, by
-    // broadcasts from memory (load ports), so only the 4 x 4 transposes within the lanes below
-    // need the shuffle port.
+    // Whole 4-column pieces: x[g][L] gathers in its 128-bit lane k the columns 4L..4L+3 of row
+    // g + 4k, by broadcasts from memory (load ports), so only the 4 x 4 transposes within the
+    // lanes below need the shuffle port.
     __m512 x[4][4];
 #pragma GCC unroll 4
     for (int g = 0; g < 4; g++)
@@ -181,8 +181,9 @@ INLINE void load_transposed(__m512 r[16], const float *src, long ld, int nrows, 
         if (i >= nrows) break;
 #pragma GCC unroll 4
         for (int L = 0; L < 4; L++)
-            x[i % 4][L] = _mm512_mask_broadcast_f32x4(x[i % 4][L], (__mmask16)(0xF << (4 * (i / 4))),
-                                                      _mm_loadu_ps(src + 4 * L));
+            if (4 * L < w)
+                x[i % 4][L] = _mm512_mask_broadcast_f32x4(
+                    x[i % 4][L], (__mmask16)(0xF << (4 * (i / 4))), _mm_loadu_ps(src + 4 * L));
     }
 #pragma GCC unroll 4
     for (int L = 0; L < 4; L++) {
