@@ -12,8 +12,10 @@
  * beta is applied with the first K block only. The K blocks depend on K alone and every element
  * of C is summed in the same order whatever the path or the thread split: results are
  * bit-identical across thread counts.
- * Threads split the rows of C in MR tiles and pack each B block together (a barrier before and
- * after its use), or, when C has too few row tiles, split its columns and run independently.
+ * Threads split the rows of C: they claim B micro-panels to pack and chunks of row tiles to
+ * compute through shared counters, and wait only for claimed work still unfinished, never for a
+ * thread's arrival (see packed_product); when C has too few row tiles they split its columns and
+ * run independently.
  * Small products (attention-sized) take no threads and no packing of A, and pack B only to
  * transpose it: the micro-kernel reads the operands through their strides.
  * Packing buffers are allocated once per thread and reused: fresh memory is slow to touch. */
@@ -131,7 +133,9 @@ static PrefetchSpan prefetch_span(const void *p, long ld, int rows, int row_byte
 /* Packs columns [p0, p1) (p0 a multiple of KB) of the A micro-panel for op(A) rows [i, i+m) of
  * the K block at pc into the micro-panel at a; a_piece_source is the span of lines that reads. */
 static void pack_a_piece(const Product *g, float *a, int i, int m, int pc, int p0, int p1) {
-    if (p1 > p0) g->uk->pack_a(g->uk, m, p1 - p0, a_at(g, i, pc + p0), g->lda, g->ta, a + (size_t)p0 * g->uk->MR);
+    if (p1 > p0)
+        g->uk->pack_a(g->uk, m, p1 - p0, a_at(g, i, pc + p0), g->lda, g->ta,
+                      a + (size_t)p0 * g->uk->MR);
 }
 static PrefetchSpan a_piece_source(const Product *g, int i, int m, int pc, int p0, int p1) {
     long ld = g->lda * (long)sizeof(float);
@@ -168,7 +172,8 @@ static void multiply_block(const Product *g, float *ap, bool keep, bool pack, in
         float *next = keep ? a + (size_t)MR * kp : a == ap ? ap + (size_t)MR * kp : ap;
         float *c = g->C + (size_t)ir * g->ldc + jc;
         for (int jr = 0, call = 0; jr < nc; jr += NR, call++) {
-            int p0 = KB * (blocks * call / calls), p1 = min_i(kc, KB * (blocks * (call + 1) / calls));
+            int p0 = KB * (blocks * call / calls);
+            int p1 = min_i(kc, KB * (blocks * (call + 1) / calls));
             PrefetchSpan pf = {0};
             if (next_m > 0 && p1 > p0)
                 pf = pack ? a_piece_source(g, ir + MR, next_m, pc, p0, p1)
@@ -239,7 +244,8 @@ static void packed_product(const Product *g, const Work *w) {
                 int nc = min_i(w->ncb, g->N - jc), panels = div_up(nc, NR);
                 int *cnt = w->counters + b * WORK_COUNTERS;
                 float *bp = w->bp[b % 2];
-                if (b >= 2) wait_for(&w->counters[(b - 2) * WORK_COUNTERS + ROWS_DONE], BLOCK_ROWS(b - 2));
+                if (b >= 2)
+                    wait_for(&w->counters[(b - 2) * WORK_COUNTERS + ROWS_DONE], BLOCK_ROWS(b - 2));
                 for (int q; (q = claim(&cnt[B_CLAIMED])) < panels; publish(&cnt[B_PACKED], 1))
                     uk->pack_b(uk, kc, min_i(NR, nc - q * NR), b_at(g, pc, jc + q * NR), g->ldb,
                                g->tb, bp + (size_t)q * NR * kc);
@@ -247,12 +253,14 @@ static void packed_product(const Product *g, const Work *w) {
                 for (int c; (c = claim(&cnt[ROWS_CLAIMED])) < chunks;) {
                     int r0 = ic + c * w->chunk * MR, r1 = min_i(ic + mc, r0 + w->chunk * MR);
                     float *a = keep ? apanel + (size_t)(r0 - ic) * kp
-                                    : floats(&thread_bufs()->slots, (size_t)2 * MR * kp);  // (2, kp/KB, MR, KB)
+                                    : floats(&thread_bufs()->slots,
+                                             (size_t)2 * MR * kp);  // (2, kp/KB, MR, KB)
                     int *done = &w->chunk_done[c * nj + j];
                     wait_for(done, gen);  // the previous K block's update of these rows
                     if (keep && j > 0) wait_for(&w->chunk_gen[c], gen + 1);
                     multiply_block(g, a, keep, j == 0, r0, r1, pc, kc, beta, bp, jc, nc);
-                    if (keep && j == 0) __atomic_store_n(&w->chunk_gen[c], gen + 1, __ATOMIC_RELEASE);
+                    if (keep && j == 0)
+                        __atomic_store_n(&w->chunk_gen[c], gen + 1, __ATOMIC_RELEASE);
                     __atomic_store_n(done, gen + 1, __ATOMIC_RELEASE);
                     publish(&cnt[ROWS_DONE], r1 - r0);
                 }
@@ -302,7 +310,8 @@ static void small_product(const Product *g) {
         const float *b = b_at(g, pc, 0);
         long rsb = g->ldb, panel_stride = NR;  // B column panel jp at b + jp*panel_stride
         if (g->tb) {
-            float *bp = floats(&thread_bufs()->b, (size_t)kc * round_up_i(g->N, NR));  // (N/NR, kc, NR)
+            float *bp = floats(&thread_bufs()->b,
+                               (size_t)kc * round_up_i(g->N, NR));  // (N/NR, kc, NR)
             uk->pack_b(uk, kc, g->N, b, g->ldb, true, bp);
             b = bp, rsb = NR, panel_stride = (long)kc * NR;
         }
@@ -367,7 +376,8 @@ static void blocked_parallel(const Ukernel *uk, bool ta, bool tb, int M, int N, 
 #pragma omp parallel num_threads(nt)
         {
             int tid = omp_get_thread_num(), nth = omp_get_num_threads(), panels = div_up(N, uk->NR);
-            int j0 = min_i(N, panels * tid / nth * uk->NR), j1 = min_i(N, panels * (tid + 1) / nth * uk->NR);
+            int j0 = min_i(N, panels * tid / nth * uk->NR);
+            int j1 = min_i(N, panels * (tid + 1) / nth * uk->NR);
             Product part = g;
             part.N = j1 - j0, part.B = b_at(&g, 0, j0), part.C = C + j0;
             if (j1 > j0) {
@@ -403,5 +413,7 @@ const GemmImpl *gemm_blocked_variant(const char *ukernel) {
 }
 
 const GemmImpl *gemm_blocked_best(void) {
-    return cpu_has_avx512() ? &blocked_avx512 : cpu_has_avx2_fma() ? &blocked_avx2 : &blocked_portable;
+    return cpu_has_avx512()     ? &blocked_avx512
+           : cpu_has_avx2_fma() ? &blocked_avx2
+                                : &blocked_portable;
 }

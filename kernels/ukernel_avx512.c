@@ -250,7 +250,8 @@ static void pack_b_32(const Ukernel *uk, int kc, int nc, const float *b, long ld
             for (int q = 0; q < wp; q++) _mm512_store_ps(dst + (size_t)(p0 + q) * NR, r[q]);
         }
         if (j0 + 16 >= nc && j0 % NR == 0)  // a panel's zero right half
-            for (int p = 0; p < kc; p++) _mm512_store_ps(dst + (size_t)p * NR + 16, _mm512_setzero_ps());
+            for (int p = 0; p < kc; p++)
+                _mm512_store_ps(dst + (size_t)p * NR + 16, _mm512_setzero_ps());
     }
 }
 

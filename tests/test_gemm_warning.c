@@ -17,7 +17,8 @@ int main(void) {
            ob->detail);
     const char *warning = gemm_warning(ob);
     if (cpu_has_avx512() || cpu_has_avx2_fma()) {
-        const char *remedy = cpu_has_avx512() ? "OPENBLAS_CORETYPE=SkylakeX" : "OPENBLAS_CORETYPE=Haswell";
+        const char *remedy =
+            cpu_has_avx512() ? "OPENBLAS_CORETYPE=SkylakeX" : "OPENBLAS_CORETYPE=Haswell";
         EXPECT(warning && strstr(warning, remedy) && strstr(warning, "Prescott"),
                "warning '%s' should name the Prescott kernels and %s", warning ? warning : "(none)",
                remedy);

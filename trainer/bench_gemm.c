@@ -276,8 +276,10 @@ int bench_gemm(int argc, char **argv) {
     for (int large = 1; large >= 0; large--)
         for (int t = 0; t < nthreads; t++) {
             double group_ratio[MAX_SHAPES];
-            for (int si = 0; si < nshapes; si++)
-                group_ratio[si] = (strcmp(shapes[si].group, "attn") != 0) == large ? ratio[t][si] : -1;
+            for (int si = 0; si < nshapes; si++) {
+                bool is_large = strcmp(shapes[si].group, "attn") != 0;
+                group_ratio[si] = is_large == large ? ratio[t][si] : -1;
+            }
             int count;
             double med = median_ratio(group_ratio, nshapes, &count);
             if (!count) continue;
