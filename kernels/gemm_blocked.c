@@ -157,9 +157,9 @@ static inline __attribute__((always_inline)) void prefetch_c_tile(const float *c
 /* Rows [r0, r1) of C[:, jc:jc+nc] for one K block, B packed in bp: the ir loop keeps an A
  * micro-panel in L1 while the jr loop streams the B micro-panels from L2.
  * With `pack`, the next A micro-panel is packed piece by piece (a range of k blocks) after each
- * kernel call, which prefetches that piece's source lines. With `keep`, ap is this thread's whole
- * A panel (rows from r0) for later column blocks, else two micro-panel slots used in turn;
- * without `pack` ap already holds the panel, and the kernel calls prefetch its next micro-panel. */
+ * kernel call, which prefetches that piece's source lines. With `keep`, ap is the A panel from row
+ * r0 on, kept for later column blocks, else two micro-panel slots used in turn; without `pack`
+ * ap already holds the panel, and the kernel calls prefetch its next micro-panel. */
 static void multiply_block(const Product *g, float *ap, bool keep, bool pack, int r0, int r1,
                            int pc, int kc, float beta, const float *bp, int jc, int nc) {
     const Ukernel *uk = g->uk;
@@ -188,15 +188,15 @@ static void multiply_block(const Product *g, float *ap, bool keep, bool pack, in
     }
 }
 
-/* The shared state of the packed product (see packed_product). */
+/* The shared state of the packed product (see packed_product). Blocks b are numbered in order of
+ * (A panel, K block, B block); a step is an (A panel, K block) pair, numbered in order too. */
 typedef struct Work {
-    int nth;              // threads working on it
     int mcb, ncb, chunk;  // rows of an A panel, columns of a B block, MR tiles per row chunk
     float *bp[2];         // packed B blocks, block b in bp[b % 2]: (ncb/NR, KC, NR)
-    float *ap[2];         // with more than one B block per K block, the packed A panel of K
-                          // block kb in ap[kb % 2]: (mcb/MR, KC/KB, MR, KB); else NULL
+    float *ap[2];         // with more than one B block per K block, the packed A panel of step s
+                          // in ap[s % 2]: (mcb/MR, KC/KB, MR, KB); else NULL
     int *counters;        // per block, WORK_COUNTERS of them
-    int *chunk_gen;       // per row chunk: 1 + the step (A panel, K block) whose A ap holds
+    int *chunk_gen;       // per row chunk: 1 + the step whose A the A panel holds
     int *chunk_done;      // per row chunk and B block: 1 + the last step computed there
 } Work;
 
@@ -226,26 +226,29 @@ static void wait_for(const int *counter, int target) {
  * block after K block, in order. B blocks alternate between two buffers (the block two back must
  * be done before its buffer is refilled); so do shared A panels, which chunks of later B blocks
  * read once the chunk that packed them is done. */
+/* Until block b's rows are all computed (its B buffer may then be refilled). */
+static void wait_block_done(const Product *g, const Work *w, int b) {
+    int blocks_per_panel = k_blocks(g) * div_up(g->N, w->ncb);
+    int rows = min_i(w->mcb, g->M - b / blocks_per_panel * w->mcb);  // of b's A panel
+    wait_for(&w->counters[b * WORK_COUNTERS + ROWS_DONE], rows);
+}
+
 static void packed_product(const Product *g, const Work *w) {
     const Ukernel *uk = g->uk;
     const int MR = uk->MR, NR = uk->NR, nkb = k_blocks(g), nj = div_up(g->N, w->ncb);
     const bool keep = nj > 1;  // A is reused by later B blocks of its K block
-    // rows of the A panel block b belongs to
-#define BLOCK_ROWS(b) min_i(w->mcb, g->M - (b) / (nkb * nj) * w->mcb)
     for (int ic = 0, b = 0, gen = 0; ic < g->M; ic += w->mcb) {
         int mc = min_i(w->mcb, g->M - ic), chunks = div_up(div_up(mc, MR), w->chunk);
         for (int kb = 0; kb < nkb; kb++, gen++) {
             int pc = k_start(g, nkb, kb), kc = k_start(g, nkb, kb + 1) - pc;
             int kp = round_up_i(kc, uk->KB);
-            float beta = kb == 0 ? g->beta : 1.0f, *apanel = keep ? w->ap[gen % 2] : NULL;
-            if (keep && gen >= 2) wait_for(&w->counters[(b - nj - 1) * WORK_COUNTERS + ROWS_DONE],
-                                           BLOCK_ROWS(b - nj - 1));
+            float beta = kb == 0 ? g->beta : 1.0f, *apanel = w->ap[gen % 2];
+            if (keep && gen >= 2) wait_block_done(g, w, b - nj - 1);  // the step 2 back
             for (int jc = 0, j = 0; jc < g->N; jc += w->ncb, j++, b++) {
                 int nc = min_i(w->ncb, g->N - jc), panels = div_up(nc, NR);
                 int *cnt = w->counters + b * WORK_COUNTERS;
                 float *bp = w->bp[b % 2];
-                if (b >= 2)
-                    wait_for(&w->counters[(b - 2) * WORK_COUNTERS + ROWS_DONE], BLOCK_ROWS(b - 2));
+                if (b >= 2) wait_block_done(g, w, b - 2);
                 for (int q; (q = claim(&cnt[B_CLAIMED])) < panels; publish(&cnt[B_PACKED], 1))
                     uk->pack_b(uk, kc, min_i(NR, nc - q * NR), b_at(g, pc, jc + q * NR), g->ldb,
                                g->tb, bp + (size_t)q * NR * kc);
@@ -267,14 +270,13 @@ static void packed_product(const Product *g, const Work *w) {
             }
         }
     }
-#undef BLOCK_ROWS
 }
 
 /* The shared state for a packed product by `nth` threads, in the team's buffers (or, alone, this
  * thread's). */
 static Work work_make(const Product *g, int nth) {
     const Ukernel *uk = g->uk;
-    Work w = {.nth = nth};
+    Work w;
     w.mcb = block_width(g->M, uk->MC, uk->MR);
     w.ncb = block_width(g->N, uk->NC, uk->NR);
     int tiles = div_up(w.mcb, uk->MR), kc = min_i(g->K, uk->KC), slots = nth > 1 ? 2 : 1;
@@ -285,6 +287,7 @@ static Work work_make(const Product *g, int nth) {
     ThreadBufs *own = nth > 1 ? NULL : thread_bufs();
     float *b = floats(own ? &own->b : &team_b, slots * b_floats);
     w.bp[0] = b, w.bp[1] = b + (slots - 1) * b_floats;
+    w.ap[0] = w.ap[1] = NULL;
     if (nj > 1) {
         float *a = floats(own ? &own->a : &team_a, slots * a_floats);
         w.ap[0] = a, w.ap[1] = a + (slots - 1) * a_floats;
