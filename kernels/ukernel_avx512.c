@@ -255,5 +255,5 @@ static void pack_b_32(const Ukernel *uk, int kc, int nc, const float *b, long ld
     }
 }
 
-const Ukernel ukernel_avx512 = {"avx512 12x32", MR, NR, MR_STRIDED, KB, 4096, 256, 1024,
+const Ukernel ukernel_avx512 = {"avx512 12x32", MR, NR, MR_STRIDED, KB, 4096, 256, 768,
                                 packed_12x32, strided_12x32, pack_a_12, pack_b_32};
