@@ -75,8 +75,9 @@ typedef struct Ukernel {
     int MR_strided;   // rows the strided entry takes at most (>= MR)
     int KB;           // k block of the packed A layout
     int MC, KC, NC;   // cache blocking: A panel MC x KC (L3), B block KC x NC (L2)
-    UkernelFn packed;   // A and B packed (rsa, csa, rsb unused); pf may be NULL
+    UkernelFn packed;   // A and B packed (rsa, csa, rsb unused)
     UkernelFn strided;  // A through any strides, B rows through rsb (only n columns read)
+                        // (both take pf = NULL for no prefetching)
     PackAFn pack_a;
     PackBFn pack_b;
 } Ukernel;

@@ -70,7 +70,9 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
         const float *base[(MR_STRIDED + 2) / 3];
 #pragma GCC unroll 5
         for (int q = 0; q < (rows + 2) / 3; q++) base[q] = a + 3 * q * rsa;
+        PrefetchCursor pfc = prefetch_start(pf, k);
         for (int p0 = 0; p0 < k; p0 += KB) {
+            prefetch_step(&pfc);
             prefetch_a_ahead(rows, a, rsa, csa, p0 + 2 * KB, k);
             for (int p = p0; p < min_i(k, p0 + KB); p++, b += rsb) {
                 __m512 b0 = _mm512_maskz_loadu_ps(k0, b);
