@@ -37,6 +37,10 @@ const GemmImpl *gemm_lookup(const char *name);
  * stderr once; an unknown name is a fatal error listing the valid ones. */
 const GemmImpl *gemm_select(const char *name);
 
+/* A warning when backend g runs far below what this CPU allows, with the remedy (OpenBLAS on a
+ * fallback kernel set for a CPU it does not recognise); NULL when there is none. */
+const char *gemm_warning(const GemmImpl *g);
+
 /* Threads for the next `sgemm` calls of every backend (OpenMP and OpenBLAS's pool). */
 void gemm_set_threads(int n);
 

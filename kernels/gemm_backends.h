@@ -5,7 +5,9 @@
 #include "gemm.h"
 
 extern const GemmImpl gemm_ref;
-extern const GemmImpl gemm_openblas;
+const GemmImpl *gemm_openblas_get(void);  // detail names the core OpenBLAS picked
+const char *gemm_openblas_warning(void);  // see gemm_warning
+void gemm_openblas_set_threads(int n);
 const GemmImpl *gemm_blocked_best(void);  // the widest micro-kernel this CPU runs
 /* The blocked backend with a given micro-kernel ("avx512", "avx2", "portable"); NULL if this CPU
  * cannot run it. */

@@ -1,122 +1,329 @@
-/* gemm_blocked.c: our GEMM, the BLIS/GotoBLAS five-loop algorithm.
+/* gemm_blocked.c: our GEMM, the BLIS/GotoBLAS five-loop algorithm mirrored for row-major C
+ * (B is the vector operand of the micro-kernel, A the broadcast one):
  *
- *   jc (NC columns of C) -> pc (KC of the inner dimension) -> pack B panel (KC x NC, shared)
- *     -> ic (MC rows) -> pack A block (MC x KC, per thread) -> jr (NR) -> ir (MR) -> micro-kernel
+ *   ic (MC rows) -> pc (K block of at most KC) -> jc (NC columns) -> pack B block (KC x NC, L2)
+ *     -> ir (MR rows: one packed A micro-panel in L1) -> jr (NR: B micro-panels from L2)
+ *     -> micro-kernel
  *
- * Packing absorbs the transposes (one driver for NN/NT/TN/TT) and zero-pads partial micro-panels;
- * beta is applied on the first KC block only. Threads split the rows of C (or, when C has too
- * few rows, its column panels) and share the packed B panel, with a barrier after each pack.
- * Small problems (attention-sized) skip the threads and, when A would be reused by few B panels,
- * skip packing A: the micro-kernel reads it through its strides.
+ * The A micro-panels are packed as the ir loop reaches them: the next one piece by piece after
+ * each kernel call, whose k loop prefetches that piece's source lines. They go to two slots used
+ * in turn, or, when later column blocks reuse them, to the thread's whole A panel.
+ * Packing absorbs the transposes (one driver for NN/NT/TN/TT) and zero-pads partial panels;
+ * beta is applied with the first K block only. The K blocks depend on K alone and every element
+ * of C is summed in the same order whatever the path or the thread split: results are
+ * bit-identical across thread counts.
+ * Threads split the rows of C: they claim B micro-panels to pack and chunks of row tiles to
+ * compute through shared counters, and wait only for claimed work still unfinished, never for a
+ * thread's arrival (see packed_product); when C has too few row tiles they split its columns and
+ * run independently.
+ * Small products (attention-sized) take no threads and no packing of A, and pack B only to
+ * transpose it: the micro-kernel reads the operands through their strides.
  * Packing buffers are allocated once per thread and reused: fresh memory is slow to touch. */
+#include <immintrin.h>
 #include <omp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arena.h"
+#include "check.h"
 #include "cpu.h"
 #include "gemm_backends.h"
 #include "ukernel.h"
 
 static int min_i(int a, int b) { return a < b ? a : b; }
-static int round_up_i(int n, int to) { return (n + to - 1) / to * to; }
+static int div_up(int n, int d) { return (n + d - 1) / d; }
+static int round_up_i(int n, int to) { return div_up(n, to) * to; }
 
 /* A buffer that only grows; its contents do not survive growth. */
 typedef struct GrowBuf {
-    float *p;
-    size_t cap;  // floats
+    void *p;
+    size_t cap;  // bytes
 } GrowBuf;
 
-static float *growbuf_reserve(GrowBuf *g, size_t n) {
-    if (n > g->cap) {
+static void *growbuf_reserve(GrowBuf *g, size_t bytes) {
+    if (bytes > g->cap) {
         aligned_free(g->p);
-        g->p = aligned_alloc_zeroed(n * sizeof(float));
-        g->cap = n;
+        g->p = aligned_alloc_zeroed(bytes);
+        g->cap = bytes;
     }
     return g->p;
 }
 
-static __thread GrowBuf tls_a, tls_b;  // each thread's packed A block and (serial path) B panel
-static GrowBuf shared_b;               // the parallel driver's B panel, packed by all threads
+static float *floats(GrowBuf *g, size_t n) { return growbuf_reserve(g, n * sizeof(float)); }
 
-/* Pack panels [jp0, jp1) of the kc x nc block of op(B) starting at `b` into NR-wide micro-panels
- * (panel jp at out + jp*kc*NR, row p of it at + p*NR), zero-padding columns past nc. */
-static void pack_b_panels(const Ukernel *uk, int jp0, int jp1, int kc, int nc, const float *b, int ldb, bool tb,
-                          float *out) {
-    const int NR = uk->NR;
-    for (int jp = jp0; jp < jp1; jp++) {
-        int j0 = jp * NR, w = min_i(NR, nc - j0);
-        float *dst = out + (size_t)jp * kc * NR;
-        if (!tb) {
-            for (int p = 0; p < kc; p++) {
-                const float *src = b + (size_t)p * ldb + j0;
-                float *d = dst + (size_t)p * NR;
-                memcpy(d, src, (size_t)w * sizeof(float));
-                if (w < NR) memset(d + w, 0, (size_t)(NR - w) * sizeof(float));
+/* Zeroed ints, for the work counters of one product. */
+static int *zeroed_ints(GrowBuf *g, size_t n) {
+    return memset(growbuf_reserve(g, n * sizeof(int)), 0, n * sizeof(int));
+}
+
+/* Each thread's buffers: its A micro-panel slots, and, working alone, its B block, A panel and
+ * counters. Freed when the thread exits (OpenMP runtimes end threads when teams shrink). */
+typedef struct ThreadBufs {
+    GrowBuf slots, b, a, counters;
+} ThreadBufs;
+
+static pthread_key_t thread_bufs_key;
+static pthread_once_t thread_bufs_once = PTHREAD_ONCE_INIT;
+
+static void thread_bufs_free(void *p) {
+    ThreadBufs *t = p;
+    aligned_free(t->slots.p), aligned_free(t->b.p), aligned_free(t->a.p);
+    aligned_free(t->counters.p);
+    free(t);
+}
+
+static void thread_bufs_key_make(void) {
+    CHECK(pthread_key_create(&thread_bufs_key, thread_bufs_free) == 0, "no thread-specific key");
+}
+
+static ThreadBufs *thread_bufs(void) {
+    pthread_once(&thread_bufs_once, thread_bufs_key_make);
+    ThreadBufs *t = pthread_getspecific(thread_bufs_key);
+    if (!t) {
+        t = xcalloc(1, sizeof *t);
+        CHECK(pthread_setspecific(thread_bufs_key, t) == 0, "cannot set thread-specific data");
+    }
+    return t;
+}
+
+// A team's shared B blocks (two, used in turn), A panels (two) and counters.
+static GrowBuf team_b, team_a, team_counters;
+
+/* One product C = alpha op(A) op(B) + beta C as the drivers see it. */
+typedef struct Product {
+    const Ukernel *uk;
+    bool ta, tb;
+    int M, N, K;
+    float alpha, beta;
+    const float *A;  // op(A) is (M, K)
+    long lda;
+    const float *B;  // op(B) is (K, N)
+    long ldb;
+    float *C;        // (M, N)
+    long ldc;
+} Product;
+
+static const float *a_at(const Product *g, int i, int p) {
+    return g->ta ? g->A + (size_t)p * g->lda + i : g->A + (size_t)i * g->lda + p;
+}
+static const float *b_at(const Product *g, int p, int j) {
+    return g->tb ? g->B + (size_t)j * g->ldb + p : g->B + (size_t)p * g->ldb + j;
+}
+
+/* K is cut into k_blocks(K) near-equal blocks of at most KC; block kb starts at k_start. */
+static int k_blocks(const Product *g) { return div_up(g->K, g->uk->KC); }
+static int k_start(const Product *g, int nkb, int kb) { return (int)((long)g->K * kb / nkb); }
+
+/* Width of the blocks a length n is cut into: near-equal, at most `cap` (rounded up to `unit`),
+ * a multiple of `unit`. */
+static int block_width(int n, int cap, int unit) {
+    return round_up_i(div_up(n, div_up(n, cap)), unit);
+}
+
+/* The lines of `rows` rows of `row_bytes` bytes, the first at p, `ld` bytes apart. */
+static PrefetchSpan prefetch_span(const void *p, long ld, int rows, int row_bytes) {
+    int skew = (int)((uintptr_t)p % 64);
+    return (PrefetchSpan){(const char *)p - skew, ld, rows, div_up(skew + row_bytes, 64)};
+}
+
+/* Packs columns [p0, p1) (p0 a multiple of KB) of the A micro-panel for op(A) rows [i, i+m) of
+ * the K block at pc into the micro-panel at a; a_piece_source is the span of lines that reads. */
+static void pack_a_piece(const Product *g, float *a, int i, int m, int pc, int p0, int p1) {
+    if (p1 > p0)
+        g->uk->pack_a(g->uk, m, p1 - p0, a_at(g, i, pc + p0), g->lda, g->ta,
+                      a + (size_t)p0 * g->uk->MR);
+}
+static PrefetchSpan a_piece_source(const Product *g, int i, int m, int pc, int p0, int p1) {
+    long ld = g->lda * (long)sizeof(float);
+    const float *src = a_at(g, i, pc + p0);
+    return g->ta ? prefetch_span(src, ld, p1 - p0, m * (int)sizeof(float))
+                 : prefetch_span(src, ld, m, (p1 - p0) * (int)sizeof(float));
+}
+
+/* Prefetch the m x n tile of C at c (n <= NR, 64-byte lines), which the next kernel call reads
+ * and writes. Always inlined: GCC drops calls to a function made only of prefetches. */
+static inline __attribute__((always_inline)) void prefetch_c_tile(const float *c, long ldc, int m,
+                                                                   int n) {
+    for (int i = 0; i < m; i++) {
+        __builtin_prefetch(c + i * ldc, 1, 3);
+        __builtin_prefetch(c + i * ldc + n - 1, 1, 3);
+    }
+}
+
+/* Rows [r0, r1) of C[:, jc:jc+nc] for one K block, B packed in bp: the ir loop keeps an A
+ * micro-panel in L1 while the jr loop streams the B micro-panels from L2.
+ * With `pack`, the next A micro-panel is packed piece by piece (a range of k blocks) after each
+ * kernel call, which prefetches that piece's source lines. With `keep`, ap is the A panel from row
+ * r0 on, kept for later column blocks, else two micro-panel slots used in turn; without `pack`
+ * ap already holds the panel, and the kernel calls prefetch its next micro-panel. */
+static void multiply_block(const Product *g, float *ap, bool keep, bool pack, int r0, int r1,
+                           int pc, int kc, float beta, const float *bp, int jc, int nc) {
+    const Ukernel *uk = g->uk;
+    const int MR = uk->MR, NR = uk->NR, KB = uk->KB, kp = round_up_i(kc, KB);
+    const int calls = div_up(nc, NR), blocks = kp / KB;
+    float *a = ap;  // (kp/KB, MR, KB)
+    if (pack) pack_a_piece(g, a, r0, min_i(MR, r1 - r0), pc, 0, kc);
+    for (int ir = r0; ir < r1; ir += MR) {
+        int m = min_i(MR, r1 - ir), next_m = min_i(MR, r1 - ir - MR);
+        float *next = keep ? a + (size_t)MR * kp : a == ap ? ap + (size_t)MR * kp : ap;
+        float *c = g->C + (size_t)ir * g->ldc + jc;
+        for (int jr = 0, call = 0; jr < nc; jr += NR, call++) {
+            int p0 = KB * (blocks * call / calls);
+            int p1 = min_i(kc, KB * (blocks * (call + 1) / calls));
+            PrefetchSpan pf = {0};
+            if (next_m > 0 && p1 > p0)
+                pf = pack ? a_piece_source(g, ir + MR, next_m, pc, p0, p1)
+                          : prefetch_span(next + (size_t)p0 * MR, 0, 1,
+                                          (p1 - p0) * MR * (int)sizeof(float));
+            prefetch_c_tile(c + jr, g->ldc, m, min_i(NR, nc - jr));
+            uk->packed(kc, a, 0, 0, bp + (size_t)jr * kc, 0, c + jr, g->ldc, m,
+                       min_i(NR, nc - jr), g->alpha, beta, &pf);
+            if (pack && next_m > 0) pack_a_piece(g, next, ir + MR, next_m, pc, p0, p1);
+        }
+        a = next;
+    }
+}
+
+/* The shared state of the packed product (see packed_product). Blocks b are numbered in order of
+ * (A panel, K block, B block); a step is an (A panel, K block) pair, numbered in order too. */
+typedef struct Work {
+    int mcb, ncb, chunk;  // rows of an A panel, columns of a B block, MR tiles per row chunk
+    float *bp[2];         // packed B blocks, block b in bp[b % 2]: (ncb/NR, KC, NR)
+    float *ap[2];         // with more than one B block per K block, the packed A panel of step s
+                          // in ap[s % 2]: (mcb/MR, KC/KB, MR, KB); else NULL
+    int *counters;        // per block, WORK_COUNTERS of them
+    int *chunk_gen;       // per row chunk: 1 + the step whose A the A panel holds
+    int *chunk_done;      // per row chunk and B block: 1 + the last step computed there
+} Work;
+
+enum { B_CLAIMED, B_PACKED, ROWS_CLAIMED, ROWS_DONE, WORK_COUNTERS };
+
+static int claim(int *counter) { return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); }
+static void publish(int *counter, int amount) {
+    __atomic_fetch_add(counter, amount, __ATOMIC_RELEASE);
+}
+
+/* Until *counter >= target: spin briefly, then give the core away (the thread we wait for may
+ * be waiting for it). */
+static void wait_for(const int *counter, int target) {
+    for (int spins = 0; __atomic_load_n(counter, __ATOMIC_ACQUIRE) < target; spins++) {
+        if (spins < 2000)
+            _mm_pause();
+        else
+            sched_yield();
+    }
+}
+
+/* The packed five-loop product, run by each of w->nth threads of the current team (or by one
+ * thread alone). The blocks (A panel, K block, B block) are done in order; within a block the
+ * threads claim B micro-panels to pack, wait until all are packed, then claim chunks of row tiles
+ * to compute. Nothing waits for a thread's arrival, only for work it claimed and has not finished,
+ * so a thread the OS pauses holds the others up by one piece at most. A chunk of C is updated K
+ * block after K block, in order. B blocks alternate between two buffers (the block two back must
+ * be done before its buffer is refilled); so do shared A panels, which chunks of later B blocks
+ * read once the chunk that packed them is done. */
+/* Until block b's rows are all computed (its B buffer may then be refilled). */
+static void wait_block_done(const Product *g, const Work *w, int b) {
+    int blocks_per_panel = k_blocks(g) * div_up(g->N, w->ncb);
+    int rows = min_i(w->mcb, g->M - b / blocks_per_panel * w->mcb);  // of b's A panel
+    wait_for(&w->counters[b * WORK_COUNTERS + ROWS_DONE], rows);
+}
+
+static void packed_product(const Product *g, const Work *w) {
+    const Ukernel *uk = g->uk;
+    const int MR = uk->MR, NR = uk->NR, nkb = k_blocks(g), nj = div_up(g->N, w->ncb);
+    const bool keep = nj > 1;  // A is reused by later B blocks of its K block
+    for (int ic = 0, b = 0, gen = 0; ic < g->M; ic += w->mcb) {
+        int mc = min_i(w->mcb, g->M - ic), chunks = div_up(div_up(mc, MR), w->chunk);
+        for (int kb = 0; kb < nkb; kb++, gen++) {
+            int pc = k_start(g, nkb, kb), kc = k_start(g, nkb, kb + 1) - pc;
+            int kp = round_up_i(kc, uk->KB);
+            float beta = kb == 0 ? g->beta : 1.0f, *apanel = w->ap[gen % 2];
+            if (keep && gen >= 2) wait_block_done(g, w, b - nj - 1);  // the step 2 back
+            for (int jc = 0, j = 0; jc < g->N; jc += w->ncb, j++, b++) {
+                int nc = min_i(w->ncb, g->N - jc), panels = div_up(nc, NR);
+                int *cnt = w->counters + b * WORK_COUNTERS;
+                float *bp = w->bp[b % 2];
+                if (b >= 2) wait_block_done(g, w, b - 2);
+                for (int q; (q = claim(&cnt[B_CLAIMED])) < panels; publish(&cnt[B_PACKED], 1))
+                    uk->pack_b(uk, kc, min_i(NR, nc - q * NR), b_at(g, pc, jc + q * NR), g->ldb,
+                               g->tb, bp + (size_t)q * NR * kc);
+                wait_for(&cnt[B_PACKED], panels);
+                for (int c; (c = claim(&cnt[ROWS_CLAIMED])) < chunks;) {
+                    int r0 = ic + c * w->chunk * MR, r1 = min_i(ic + mc, r0 + w->chunk * MR);
+                    float *a = keep ? apanel + (size_t)(r0 - ic) * kp
+                                    : floats(&thread_bufs()->slots,
+                                             (size_t)2 * MR * kp);  // (2, kp/KB, MR, KB)
+                    int *done = &w->chunk_done[c * nj + j];
+                    wait_for(done, gen);  // the previous K block's update of these rows
+                    if (keep && j > 0) wait_for(&w->chunk_gen[c], gen + 1);
+                    multiply_block(g, a, keep, j == 0, r0, r1, pc, kc, beta, bp, jc, nc);
+                    if (keep && j == 0)
+                        __atomic_store_n(&w->chunk_gen[c], gen + 1, __ATOMIC_RELEASE);
+                    __atomic_store_n(done, gen + 1, __ATOMIC_RELEASE);
+                    publish(&cnt[ROWS_DONE], r1 - r0);
+                }
             }
-        } else {
-            for (int j = 0; j < w; j++) {
-                const float *src = b + (size_t)(j0 + j) * ldb;
-                for (int p = 0; p < kc; p++) dst[(size_t)p * NR + j] = src[p];
-            }
-            if (w < NR)
-                for (int p = 0; p < kc; p++)
-                    memset(dst + (size_t)p * NR + w, 0, (size_t)(NR - w) * sizeof(float));
         }
     }
 }
 
-/* Pack the mc x kc block of op(A) starting at `a` into MR-tall micro-panels (panel ip at
- * out + ip*kc*MR, column p of it at + p*MR), zero-padding rows past mc. */
-static void pack_a_block(const Ukernel *uk, int mc, int kc, const float *a, int lda, bool ta, float *out) {
-    const int MR = uk->MR;
-    for (int i0 = 0; i0 < mc; i0 += MR) {
-        int h = min_i(MR, mc - i0);
-        float *dst = out + (size_t)i0 * kc;
-        if (!ta) {
-            for (int i = 0; i < h; i++) {
-                const float *src = a + (size_t)(i0 + i) * lda;
-                for (int p = 0; p < kc; p++) dst[(size_t)p * MR + i] = src[p];
-            }
-            if (h < MR)
-                for (int p = 0; p < kc; p++)
-                    memset(dst + (size_t)p * MR + h, 0, (size_t)(MR - h) * sizeof(float));
-        } else {
-            for (int p = 0; p < kc; p++) {
-                float *d = dst + (size_t)p * MR;
-                memcpy(d, a + (size_t)p * lda + i0, (size_t)h * sizeof(float));
-                if (h < MR) memset(d + h, 0, (size_t)(MR - h) * sizeof(float));
-            }
-        }
+/* The shared state for a packed product by `nth` threads, in the team's buffers (or, alone, this
+ * thread's). */
+static Work work_make(const Product *g, int nth) {
+    const Ukernel *uk = g->uk;
+    Work w;
+    w.mcb = block_width(g->M, uk->MC, uk->MR);
+    w.ncb = block_width(g->N, uk->NC, uk->NR);
+    int tiles = div_up(w.mcb, uk->MR), kc = min_i(g->K, uk->KC), slots = nth > 1 ? 2 : 1;
+    w.chunk = nth > 1 ? div_up(tiles, 8 * nth) : tiles;  // chunks small enough to balance
+    int nkb = k_blocks(g), nj = div_up(g->N, w.ncb), blocks = div_up(g->M, w.mcb) * nkb * nj;
+    size_t b_floats = (size_t)kc * round_up_i(w.ncb, uk->NR);
+    size_t a_floats = (size_t)round_up_i(w.mcb, uk->MR) * round_up_i(kc, uk->KB);
+    ThreadBufs *own = nth > 1 ? NULL : thread_bufs();
+    float *b = floats(own ? &own->b : &team_b, slots * b_floats);
+    w.bp[0] = b, w.bp[1] = b + (slots - 1) * b_floats;
+    w.ap[0] = w.ap[1] = NULL;
+    if (nj > 1) {
+        float *a = floats(own ? &own->a : &team_a, slots * a_floats);
+        w.ap[0] = a, w.ap[1] = a + (slots - 1) * a_floats;
     }
+    int chunks = div_up(tiles, w.chunk);
+    int *counters = zeroed_ints(own ? &own->counters : &team_counters,
+                                (size_t)blocks * WORK_COUNTERS + (size_t)chunks * (1 + nj));
+    w.counters = counters, w.chunk_gen = counters + (size_t)blocks * WORK_COUNTERS;
+    w.chunk_done = w.chunk_gen + chunks;
+    return w;
 }
 
-/* C[0:mc, panels jp0..jp1) += op(A block) * packed B, with A packed (ap != NULL) or read through
- * its strides (ap == NULL; partial row tiles are packed into a small panel first). */
-static void macro_kernel(const Ukernel *uk, int mc, int nc, int kc, int jp0, int jp1, const float *ap,
-                         const float *a, int lda, bool ta, const float *bp, float alpha,
-                         float beta, float *c, int ldc) {
-    const int MR = uk->MR, NR = uk->NR;
-    const long rsa = ta ? 1 : lda, csa = ta ? lda : 1;
-    float *edge = NULL;
-    int full_rows = mc / MR * MR;
-    if (!ap && full_rows < mc) {  // the last, partial row tile of an unpacked A
-        edge = growbuf_reserve(&tls_a, (size_t)MR * kc);
-        pack_a_block(uk, mc - full_rows, kc, ta ? a + full_rows : a + (size_t)full_rows * lda, lda,
-                     ta, edge);
-    }
-    for (int jp = jp0; jp < jp1; jp++) {
-        int j0 = jp * NR, n = min_i(NR, nc - j0);
-        const float *b = bp + (size_t)jp * kc * NR;
-        for (int i0 = 0; i0 < mc; i0 += MR) {
-            int m = min_i(MR, mc - i0);
-            float *ct = c + (size_t)i0 * ldc + j0;
-            if (ap)
-                uk->packed(kc, ap + (size_t)i0 * kc, 1, MR, b, ct, ldc, m, n, alpha, beta);
-            else if (m == MR)
-                uk->strided(kc, a + i0 * rsa, rsa, csa, b, ct, ldc, m, n, alpha, beta);
-            else
-                uk->packed(kc, edge, 1, MR, b, ct, ldc, m, n, alpha, beta);
+/* The whole product without packing A: the micro-kernel broadcasts A through its strides and
+ * reads B rows in place, or from a transposed copy when tb. */
+static void small_product(const Product *g) {
+    const Ukernel *uk = g->uk;
+    const int NR = uk->NR, rows = block_width(g->M, uk->MR_strided, 1);  // 25 rows: 13 + 12
+    long rsa = g->ta ? 1 : g->lda, csa = g->ta ? g->lda : 1;
+    int nkb = k_blocks(g);
+    for (int kb = 0; kb < nkb; kb++) {
+        int pc = k_start(g, nkb, kb), kc = k_start(g, nkb, kb + 1) - pc;
+        float beta = kb == 0 ? g->beta : 1.0f;
+        const float *b = b_at(g, pc, 0);
+        long rsb = g->ldb, panel_stride = NR;  // B column panel jp at b + jp*panel_stride
+        if (g->tb) {
+            float *bp = floats(&thread_bufs()->b,
+                               (size_t)kc * round_up_i(g->N, NR));  // (N/NR, kc, NR)
+            uk->pack_b(uk, kc, g->N, b, g->ldb, true, bp);
+            b = bp, rsb = NR, panel_stride = (long)kc * NR;
+        }
+        for (int ir = 0; ir < g->M; ir += rows) {
+            const float *a = a_at(g, ir, pc);
+            float *c = g->C + (size_t)ir * g->ldc;
+            for (int jr = 0, jp = 0; jr < g->N; jr += NR, jp++)
+                uk->strided(kc, a, rsa, csa, b + jp * panel_stride, rsb, c + jr, g->ldc,
+                            min_i(rows, g->M - ir), min_i(NR, g->N - jr), g->alpha, beta, NULL);
         }
     }
 }
@@ -132,80 +339,53 @@ static void scale_c(int M, int N, float beta, float *C, int ldc) {
     }
 }
 
-static const float *a_at(const float *A, int lda, bool ta, int i, int p) {
-    return ta ? A + (size_t)p * lda + i : A + (size_t)i * lda + p;
-}
-static const float *b_at(const float *B, int ldb, bool tb, int p, int j) {
-    return tb ? B + (size_t)j * ldb + p : B + (size_t)p * ldb + j;
+static Product product_make(const Ukernel *uk, bool ta, bool tb, int M, int N, int K,
+                            float alpha, const float *A, int lda, const float *B, int ldb,
+                            float beta, float *C, int ldc) {
+    return (Product){uk, ta, tb, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc};
 }
 
 static void blocked_serial(const Ukernel *uk, bool ta, bool tb, int M, int N, int K, float alpha,
-                                 const float *A, int lda, const float *B, int ldb, float beta,
-                                 float *C, int ldc) {
+                           const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                           int ldc) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0 || alpha == 0.0f) {
         scale_c(M, N, beta, C, ldc);
         return;
     }
-    const int NR = uk->NR, MC = uk->MC, KC = uk->KC, NC = uk->NC;
-    for (int jc = 0; jc < N; jc += NC) {
-        int nc = min_i(NC, N - jc), npanels = (nc + NR - 1) / NR;
-        bool pack_a = npanels > 4;  // A is worth packing only when many B panels reuse it
-        for (int pc = 0; pc < K; pc += KC) {
-            int kc = min_i(KC, K - pc);
-            float beta_k = pc == 0 ? beta : 1.0f;
-            float *bp = growbuf_reserve(&tls_b, (size_t)kc * round_up_i(nc, NR));
-            pack_b_panels(uk, 0, npanels, kc, nc, b_at(B, ldb, tb, pc, jc), ldb, tb, bp);
-            for (int ic = 0; ic < M; ic += MC) {
-                int mc = min_i(MC, M - ic);
-                const float *a = a_at(A, lda, ta, ic, pc);
-                float *ap = NULL;
-                if (pack_a) {
-                    ap = growbuf_reserve(&tls_a, (size_t)round_up_i(mc, uk->MR) * kc);
-                    pack_a_block(uk, mc, kc, a, lda, ta, ap);
-                }
-                macro_kernel(uk, mc, nc, kc, 0, npanels, ap, a, lda, ta, bp, alpha, beta_k,
-                             C + (size_t)ic * ldc + jc, ldc);
-            }
-        }
+    Product g = product_make(uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if ((double)M * N * K <= GEMM_SMALL_WORK) {
+        small_product(&g);
+    } else {
+        Work w = work_make(&g, 1);
+        packed_product(&g, &w);
     }
 }
 
-static void blocked_parallel(const Ukernel *uk, bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
-                          int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+static void blocked_parallel(const Ukernel *uk, bool ta, bool tb, int M, int N, int K,
+                             float alpha, const float *A, int lda, const float *B, int ldb,
+                             float beta, float *C, int ldc) {
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
-    double work = (double)M * N * K;
-    if (nt == 1 || work < 1 << 19 || M <= 0 || N <= 0 || K <= 0 || alpha == 0.0f) {
+    if (nt == 1 || (double)M * N * K < GEMM_THREADED_WORK || alpha == 0.0f) {
         blocked_serial(uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    const int MR = uk->MR, NR = uk->NR, MC = uk->MC, KC = uk->KC, NC = uk->NC;
-    float *bp = growbuf_reserve(&shared_b, (size_t)KC * round_up_i(NC, NR));
-    bool split_rows = M >= nt * MR * 2;  // else C is short and wide: split its column panels
+    Product g = product_make(uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (div_up(M, uk->MR) >= 2 * nt) {
+        Work w = work_make(&g, nt);
 #pragma omp parallel num_threads(nt)
-    {
-        int tid = omp_get_thread_num(), nth = omp_get_num_threads();
-        int tiles = (M + MR - 1) / MR;
-        int m0 = split_rows ? min_i(M, tiles * tid / nth * MR) : 0;
-        int m1 = split_rows ? min_i(M, tiles * (tid + 1) / nth * MR) : M;
-        for (int jc = 0; jc < N; jc += NC) {
-            int nc = min_i(NC, N - jc), npanels = (nc + NR - 1) / NR;
-            int jp0 = split_rows ? 0 : npanels * tid / nth;
-            int jp1 = split_rows ? npanels : npanels * (tid + 1) / nth;
-            for (int pc = 0; pc < K; pc += KC) {
-                int kc = min_i(KC, K - pc);
-                float beta_k = pc == 0 ? beta : 1.0f;
-#pragma omp for schedule(static)
-                for (int jp = 0; jp < npanels; jp++)
-                    pack_b_panels(uk, jp, jp + 1, kc, nc, b_at(B, ldb, tb, pc, jc), ldb, tb, bp);
-                for (int ic = m0; ic < m1; ic += MC) {
-                    int mc = min_i(MC, m1 - ic);
-                    float *ap = growbuf_reserve(&tls_a, (size_t)round_up_i(mc, MR) * kc);
-                    pack_a_block(uk, mc, kc, a_at(A, lda, ta, ic, pc), lda, ta, ap);
-                    macro_kernel(uk, mc, nc, kc, jp0, jp1, ap, NULL, lda, ta, bp, alpha, beta_k,
-                                 C + (size_t)ic * ldc + jc, ldc);
-                }
-#pragma omp barrier
+        packed_product(&g, &w);
+    } else {  // C is short and wide: split its columns in NR panels, each thread on its own
+#pragma omp parallel num_threads(nt)
+        {
+            int tid = omp_get_thread_num(), nth = omp_get_num_threads(), panels = div_up(N, uk->NR);
+            int j0 = min_i(N, panels * tid / nth * uk->NR);
+            int j1 = min_i(N, panels * (tid + 1) / nth * uk->NR);
+            Product part = g;
+            part.N = j1 - j0, part.B = b_at(&g, 0, j0), part.C = C + j0;
+            if (j1 > j0) {
+                Work w = work_make(&part, 1);
+                packed_product(&part, &w);
             }
         }
     }
@@ -236,5 +416,7 @@ const GemmImpl *gemm_blocked_variant(const char *ukernel) {
 }
 
 const GemmImpl *gemm_blocked_best(void) {
-    return cpu_has_avx512() ? &blocked_avx512 : cpu_has_avx2_fma() ? &blocked_avx2 : &blocked_portable;
+    return cpu_has_avx512()     ? &blocked_avx512
+           : cpu_has_avx2_fma() ? &blocked_avx2
+                                : &blocked_portable;
 }

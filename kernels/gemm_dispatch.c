@@ -1,5 +1,4 @@
 /* gemm_dispatch.c: backend lookup by name, the "auto" policy and the NMT_GEMM override. */
-#include <cblas.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +10,11 @@
 
 const GemmImpl *gemm_lookup(const char *name) {
     if (!strcmp(name, "ref")) return &gemm_ref;
-    if (!strcmp(name, "openblas")) return &gemm_openblas;
+    if (!strcmp(name, "openblas")) return gemm_openblas_get();
     if (!strcmp(name, "blocked")) return gemm_blocked_best();
     if (!strncmp(name, "blocked-", 8)) return gemm_blocked_variant(name + 8);
     if (!strcmp(name, "auto"))
-        return cpu_has_avx512() || cpu_has_avx2_fma() ? gemm_blocked_best() : &gemm_openblas;
+        return cpu_has_avx512() || cpu_has_avx2_fma() ? gemm_blocked_best() : gemm_openblas_get();
     return NULL;
 }
 
@@ -30,12 +29,18 @@ const GemmImpl *gemm_select(const char *name) {
     if (logged != g) {
         fprintf(stderr, "[gemm] backend %s (%s)%s\n", g->name, g->detail,
                 env && *env ? ", set by NMT_GEMM" : "");
+        const char *warning = gemm_warning(g);
+        if (warning) fprintf(stderr, "[gemm] warning: %s\n", warning);
         logged = g;
     }
     return g;
 }
 
+const char *gemm_warning(const GemmImpl *g) {
+    return g == gemm_openblas_get() ? gemm_openblas_warning() : NULL;
+}
+
 void gemm_set_threads(int n) {
     omp_set_num_threads(n);
-    openblas_set_num_threads(n);
+    gemm_openblas_set_threads(n);
 }

@@ -1,29 +1,99 @@
-/* ukernel.h: the micro-kernel contract of the blocked GEMM (BLIS style).
+/* ukernel.h: the micro-kernel contract of the blocked GEMM (BLIS style, mirrored for row-major C).
  *
- *   C[0:m, 0:n] = alpha * A_tile * B_panel + beta * C[0:m, 0:n]      (m <= MR, n <= NR)
+ *   C[0:m, 0:n] = alpha * A_tile * B_panel + beta * C[0:m, 0:n]
  *
- * B_panel is a packed k x NR micro-panel (row p at bp + p*NR, zero-padded past n).
- * A_tile is MR x k, read through strides: element (i, p) at a[i*rsa + p*csa]. A packed MR x k
- * micro-panel has rsa = 1, csa = MR; an unpacked row-major A has rsa = lda, csa = 1 (or the
- * transpose). All MR rows of A must be readable (the driver packs edge rows into a zero-padded
- * panel); only rows i < m and columns j < n of C are written.
- * C is row-major with leading dimension ldc; beta == 0 means C is not read. */
+ * with m <= MR (packed entry) or m <= MR_strided (strided entry), n <= NR.
+ *
+ * The NR-wide B panel is the vector operand: row p (n floats) at b + p*rsb. A packed panel has
+ * rsb = NR and is zero-padded past n; an unpacked row-major B has rsb = ldb.
+ * A_tile is the broadcast operand, MR x k: a packed micro-panel (layout below) for the packed
+ * entry, or read through strides, element (i, p) at a[i*rsa + p*csa], for the strided one
+ * (rsa = lda, csa = 1 for an unpacked row-major A, or the transpose).
+ * C is row-major with leading dimension ldc; only rows i < m and columns j < n are read or
+ * written, and beta == 0 means C is not read.
+ * Every element is the k-term sum accumulated in order p = 0..k-1 in fp32 FMAs, then scaled,
+ * whichever kernel entry computes it: results do not depend on the path or the thread split.
+ *
+ * Packing layouts (pack_a, pack_b):
+ *   A block mc x kc -> MR-row micro-panels of round_up(kc, KB) * MR floats each, in k blocks of
+ *     KB: element (i, p) of panel ip at out + ip*round_up(kc, KB)*MR + (p/KB)*KB*MR + i*KB +
+ *     p%KB; rows past mc are zero. With KB = 1 that is column p at + p*MR; a larger KB turns
+ *     packing a row-major A into copies of KB-float row pieces. op(A) element (i, p) is
+ *     a[i*lda + p], or a[p*lda + i] when ta.
+ *   B block kc x nc -> NR-column micro-panels; panel jp at out + jp*NR*kc, element (p, j) of it
+ *     at + p*NR + j; columns past nc are zero.  op(B) element (p, j) is b[p*ldb + j], or
+ *     b[j*ldb + p] when tb. */
 #ifndef NMT_UKERNEL_H
 #define NMT_UKERNEL_H
 
-typedef void (*UkernelFn)(int k, const float *a, long rsa, long csa, const float *bp, float *c,
-                          long ldc, int m, int n, float alpha, float beta);
+#include <stdbool.h>
+
+/* Cache lines a micro-kernel prefetches into L2 during the first half of its k loop, for data
+ * the driver reads next (the source of the next A micro-panel): `rows` rows of `row_lines`
+ * lines (64 bytes) each, the first at `base` (64-byte aligned), `ld` bytes apart. */
+typedef struct PrefetchSpan {
+    const char *base;
+    long ld;
+    int rows, row_lines;
+} PrefetchSpan;
+
+/* Walking a PrefetchSpan: the kernels issue `burst` lines every PREFETCH_CHUNK steps of k. */
+enum { PREFETCH_CHUNK = 16 };
+typedef struct PrefetchCursor {
+    const char *row;
+    long ld;
+    int col, row_lines, left, burst;
+} PrefetchCursor;
+
+static inline PrefetchCursor prefetch_start(const PrefetchSpan *pf, int k) {
+    int lines = pf ? pf->rows * pf->row_lines : 0;
+    if (lines <= 0 || k <= 0) return (PrefetchCursor){0};
+    int steps = (k + 2 * PREFETCH_CHUNK - 1) / (2 * PREFETCH_CHUNK);  // chunks in half of k
+    return (PrefetchCursor){pf->base, pf->ld, 0, pf->row_lines, lines, (lines + steps - 1) / steps};
+}
+
+/* Always inlined: GCC deems a function made of prefetches free of side effects and drops it. */
+static inline __attribute__((always_inline)) void prefetch_step(PrefetchCursor *c) {
+    for (int q = 0; q < c->burst && c->left > 0; q++, c->left--) {
+        __builtin_prefetch(c->row + 64L * c->col, 0, 2);  // into L2
+        if (++c->col == c->row_lines) c->col = 0, c->row += c->ld;
+    }
+}
+
+typedef void (*UkernelFn)(int k, const float *a, long rsa, long csa, const float *b, long rsb,
+                          float *c, long ldc, int m, int n, float alpha, float beta,
+                          const PrefetchSpan *pf);
+struct Ukernel;
+typedef void (*PackAFn)(const struct Ukernel *uk, int mc, int kc, const float *a, long lda,
+                        bool ta, float *out);
+typedef void (*PackBFn)(const struct Ukernel *uk, int kc, int nc, const float *b, long ldb,
+                        bool tb, float *out);
 
 typedef struct Ukernel {
     const char *name;
-    int MR, NR;              // register tile
-    int MC, KC, NC;          // cache blocking: A block MC x KC (L2), B panel KC x NC (L3)
-    UkernelFn packed;        // specialised for a packed A (rsa = 1, csa = MR)
-    UkernelFn strided;       // any A strides (the small-problem path, no A packing)
+    int MR, NR;       // register tile
+    int MR_strided;   // rows the strided entry takes at most (>= MR)
+    int KB;           // k block of the packed A layout
+    int MC, KC, NC;   // cache blocking: A panel MC x KC (L3), B block KC x NC (L2)
+    UkernelFn packed;   // A and B packed (rsa, csa, rsb unused)
+    UkernelFn strided;  // A through any strides, B rows through rsb (only n columns read)
+                        // (both take pf = NULL for no prefetching)
+    PackAFn pack_a;
+    PackBFn pack_b;
 } Ukernel;
 
-extern const Ukernel ukernel_avx512;  // 12 x 32, ukernel_avx512.c (built with -mavx512f)
-extern const Ukernel ukernel_avx2;    // 6 x 16,  ukernel_avx2.c (built with -mavx2 -mfma)
-extern const Ukernel ukernel_portable;// 4 x 16,  ukernel_portable.c
+/* Where the blocked driver changes strategy (M*N*K): up to SMALL_WORK a product is computed
+ * without packing A; from THREADED_WORK on, sgemm splits it over the threads. */
+enum { GEMM_SMALL_WORK = 1 << 20, GEMM_THREADED_WORK = 1 << 21 };
+
+extern const Ukernel ukernel_avx512;   // 12 x 32, ukernel_avx512.c (built with -mavx512f)
+extern const Ukernel ukernel_avx2;     // 6 x 16,  ukernel_avx2.c (built with -mavx2 -mfma)
+extern const Ukernel ukernel_portable; // 4 x 16,  ukernel_portable.c
+
+/* Scalar packers for any MR, KB, NR, for kernels without vectorized ones (gemm_pack.c). */
+void pack_a_scalar(const Ukernel *uk, int mc, int kc, const float *a, long lda, bool ta,
+                   float *out);
+void pack_b_scalar(const Ukernel *uk, int kc, int nc, const float *b, long ldb, bool tb,
+                   float *out);
 
 #endif

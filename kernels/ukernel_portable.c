@@ -4,18 +4,22 @@
 
 enum { MR = 4, NR = 16 };
 
-static inline __attribute__((always_inline)) void tile_4x16(int k, const float *a, long rsa,
-                                                              long csa, const float *bp, float *c,
-                                                              long ldc, int m, int n, float alpha,
-                                                              float beta) {
+/* rows <= MR rows of A and cols <= NR columns of B are read; the packed entry passes constants. */
+static inline __attribute__((always_inline)) void tile(int rows, int cols, int k, const float *a,
+                                                         long rsa, long csa, const float *b,
+                                                         long rsb, float *c, long ldc, int m,
+                                                         int n, float alpha, float beta,
+                                                         const PrefetchSpan *pf) {
     float acc[MR][NR] = {{0}};
+    PrefetchCursor pfc = prefetch_start(pf, k);
     for (int p = 0; p < k; p++) {
-        for (int i = 0; i < MR; i++) {
+        if (p % PREFETCH_CHUNK == 0) prefetch_step(&pfc);
+        for (int i = 0; i < rows; i++) {
             float ai = a[i * rsa];
-            for (int j = 0; j < NR; j++) acc[i][j] += ai * bp[j];
+            for (int j = 0; j < cols; j++) acc[i][j] += ai * b[j];
         }
         a += csa;
-        bp += NR;
+        b += rsb;
     }
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
@@ -24,16 +28,18 @@ static inline __attribute__((always_inline)) void tile_4x16(int k, const float *
         }
 }
 
-static void packed_4x16(int k, const float *a, long rsa, long csa, const float *bp, float *c,
-                        long ldc, int m, int n, float alpha, float beta) {
-    (void)rsa, (void)csa;
-    tile_4x16(k, a, 1, MR, bp, c, ldc, m, n, alpha, beta);
+static void packed_4x16(int k, const float *a, long rsa, long csa, const float *b, long rsb,
+                        float *c, long ldc, int m, int n, float alpha, float beta,
+                        const PrefetchSpan *pf) {
+    (void)rsa, (void)csa, (void)rsb;
+    tile(MR, NR, k, a, 1, MR, b, NR, c, ldc, m, n, alpha, beta, pf);
 }
 
-static void strided_4x16(int k, const float *a, long rsa, long csa, const float *bp, float *c,
-                         long ldc, int m, int n, float alpha, float beta) {
-    tile_4x16(k, a, rsa, csa, bp, c, ldc, m, n, alpha, beta);
+static void strided_4x16(int k, const float *a, long rsa, long csa, const float *b, long rsb,
+                         float *c, long ldc, int m, int n, float alpha, float beta,
+                         const PrefetchSpan *pf) {
+    tile(m, n, k, a, rsa, csa, b, rsb, c, ldc, m, n, alpha, beta, pf);
 }
 
-const Ukernel ukernel_portable = {"portable 4x16", MR, NR, 128, 256, 2048, packed_4x16,
-                                  strided_4x16};
+const Ukernel ukernel_portable = {"portable 4x16", MR, NR, MR, 1, 4096, 256, 512,
+                                  packed_4x16, strided_4x16, pack_a_scalar, pack_b_scalar};

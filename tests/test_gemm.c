@@ -1,7 +1,8 @@
 /* test_gemm.c: every GEMM backend (each blocked micro-kernel this CPU runs, and OpenBLAS) against
  * the naive ref, for all four transpose combinations, sizes around every block edge of every
- * micro-kernel, padded leading dimensions, alpha in {1, 0.5}, beta in {0, 1, 0.3}, a NaN-filled C
- * with beta = 0, and sgemm_serial called inside an OpenMP parallel region.
+ * micro-kernel and every path of the blocked driver, padded leading dimensions, alpha in
+ * {1, 0.5}, beta in {0, 1, 0.3}, a NaN-filled C with beta = 0, and sgemm_serial called inside an
+ * OpenMP parallel region. Blocked results must be bit-identical across thread counts and paths.
  * The tolerance is the fp32 rounding bound of a K-term dot product: c*K*eps*(|alpha| sum|a||b| +
  * |beta c|), from a second ref product on absolute values. */
 #include <float.h>
@@ -69,26 +70,71 @@ static int check_one(const GemmImpl *g, bool serial, bool ta, bool tb, Size s, f
     return bad != 0;
 }
 
-/* Sizes around the block edges of one micro-kernel. */
+/* Sizes around the block edges of one micro-kernel and the driver's paths (the comments name
+ * the path a 2-thread sgemm takes; sgemm_serial takes the same one without threads). */
 static int edge_sizes(const Ukernel *u, Size *out) {
-    int MR = u->MR, NR = u->NR, MC = u->MC, KC = u->KC, NC = u->NC, n = 0;
+    int MR = u->MR, NR = u->NR, KB = u->KB, MC = u->MC, KC = u->KC, NC = u->NC, n = 0;
+    int MRS = u->MR_strided;
+    // small (A unpacked): partial tiles, the tallest strided tiles, K not a multiple of KB,
+    // two K blocks
     out[n++] = (Size){1, 1, 1};
+    out[n++] = (Size){MRS, NR + 3, 19};
+    out[n++] = (Size){2 * MRS + 1, 9, 2 * KB};
     out[n++] = (Size){MR - 1, NR + 1, 7};
-    out[n++] = (Size){MR + 1, NR - 1, 1};
+    out[n++] = (Size){MR + 1, NR - 1, KB + 1};
     out[n++] = (Size){MR, NR, KC + 1};
     out[n++] = (Size){2 * MR + 1, 5 * NR + 3, 33};
-    out[n++] = (Size){MC + NR + 3, 2 * NR + 5, KC + 1};
-    out[n++] = (Size){MC + 1, 6 * NR + 1, 2 * KC + 3};
     out[n++] = (Size){3, NC + 1, 9};
-    out[n++] = (Size){97, NC + NR + 1, 40};
+    // packed, serial: more than one A panel (M > MC), more than one B block (N > NC)
+    out[n++] = (Size){MC + MR + 1, NR + 1, GEMM_SMALL_WORK / (MC * NR) + 1};
+    out[n++] = (Size){2 * MR + 3, 2 * NC + NR + 5, GEMM_SMALL_WORK / (2 * NC * 2 * MR) + 2 * KB + 3};
+    // threaded, rows split: partial tiles, two K blocks, A kept for a second B block, A kept
+    // over three K blocks (both shared A panels in turn), two A panels
+    out[n++] = (Size){3 * MR + 5, 3 * NR + 7, 2 * KC + 3};
+    out[n++] = (Size){4 * MR + 1, NC + NR + 1, GEMM_THREADED_WORK / (4 * MR * NC) + KB + 1};
+    out[n++] = (Size){4 * MR + 1, NC + NR + 1, 2 * KC + 1};
+    out[n++] = (Size){MC + MR + 1, 4 * NR + 1, GEMM_THREADED_WORK / (MC * 4 * NR) + 2};
+    // threaded, columns split (too few row tiles to split)
+    out[n++] = (Size){MR + 5, NC + NR + 5, KC + 1};
     return n;
+}
+
+/* Blocked results must not depend on the path or the thread count: one product through sgemm
+ * at 1, 2 and 3 threads (more threads than cores get preempted, which the team must survive),
+ * sgemm_serial, and sgemm_serial on row blocks of 5 (the small path). */
+static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, Rng *r) {
+    enum { VARIANTS = 5 };
+    int M = s.M, N = s.N, K = s.K, lda = ta ? M : K, ldb = tb ? K : N;
+    long na = (long)M * K, nb = (long)K * N, nc = (long)M * N;
+    float *A = malloc(sizeof(float) * na), *B = malloc(sizeof(float) * nb);
+    float *C0 = malloc(sizeof(float) * nc), *C[VARIANTS];
+    fill(A, na, r), fill(B, nb, r), fill(C0, nc, r);
+    for (int v = 0; v < VARIANTS; v++)
+        C[v] = malloc(sizeof(float) * nc), memcpy(C[v], C0, sizeof(float) * nc);
+    int threads = omp_get_max_threads();
+    for (int t = 1; t <= 3; t++) {
+        omp_set_num_threads(t);
+        g->sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[t - 1], N);
+    }
+    omp_set_num_threads(threads);
+    g->sgemm_serial(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[3], N);
+    for (int i = 0; i < M; i += 5)
+        g->sgemm_serial(ta, tb, M - i < 5 ? M - i : 5, N, K, 0.5f, ta ? A + i : A + (long)i * lda,
+                        lda, B, ldb, 0.3f, C[4] + (long)i * N, N);
+    const char *what[VARIANTS] = {"", "2 threads", "3 threads", "sgemm_serial", "row blocks of 5"};
+    for (int v = 1; v < VARIANTS; v++)
+        EXPECT(!memcmp(C[0], C[v], sizeof(float) * nc),
+               "%s %s%s M=%d N=%d K=%d: %s differs from 1 thread", g->detail, ta ? "T" : "N",
+               tb ? "T" : "N", M, N, K, what[v]);
+    free(A), free(B), free(C0);
+    for (int v = 0; v < VARIANTS; v++) free(C[v]);
 }
 
 int main(void) {
     Rng r = rng_init(1234, 0);
     const char *variants[] = {"blocked-avx512", "blocked-avx2", "blocked-portable", "openblas"};
     const Ukernel *kernels[] = {&ukernel_avx512, &ukernel_avx2, &ukernel_portable};
-    Size sizes[64];
+    Size sizes[64];  // room for the edges of all three micro-kernels and the extra sizes
     int ns = 0;
     for (int k = 0; k < 3; k++) ns += edge_sizes(kernels[k], sizes + ns);
     sizes[ns++] = (Size){25, 25, 64};   // attention scores, one head
@@ -104,7 +150,7 @@ int main(void) {
         }
         for (int si = 0; si < ns; si++) {
             Size s = sizes[si];
-            bool big = (double)s.M * s.N * s.K > 2e6;
+            bool big = (double)s.M * s.N * s.K > GEMM_SMALL_WORK;
             for (int t = 0; t < 4; t++) {
                 bool ta = t & 1, tb = t & 2;
                 for (int ai = 0; ai < 2; ai++)
@@ -116,6 +162,9 @@ int main(void) {
                     }
             }
         }
+        if (v < 3)  // the blocked variants
+            for (int si = 0; si < ns; si++)
+                for (int t = 0; t < 4; t++) check_bit_identical(g, sizes[si], t & 1, t & 2, &r);
         // sgemm_serial inside a parallel region: independent products, one per iteration.
         int fails = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : fails)

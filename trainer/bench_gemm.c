@@ -5,8 +5,10 @@
  *   attention shapes: a batch of 1312 independent (sentence, head) products, OpenMP over the
  *   batch with `sgemm_serial` inside, as attention calls them.
  * Backends run interleaved within each repetition, so machine noise hits all of them alike; the
- * reported figure is the median over repetitions, and the ratio blocked/openblas is taken from
- * those medians. */
+ * reported figure is the median over repetitions, and the ratio first/second backend is taken
+ * from those medians. The FP32 FMA peak measured at each thread count puts the first backend's
+ * figures in proportion, and summary lines give the median ratio per shape group and thread
+ * count. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "arena.h"
 #include "args.h"
 #include "bench.h"
+#include "fma_peak.h"
 #include "gemm.h"
 #include "timer.h"
 
@@ -23,9 +26,10 @@ typedef struct {
     int m, n, k;
     bool ta, tb;
     int batch;  // > 1: independent products, OpenMP over the batch, sgemm_serial inside
+    const char *group;  // "d512", "d256", "attn"
 } Shape;
 
-enum { MAX_SHAPES = 64, MAX_REPS = 101, ATTN_BATCH = 1312 };
+enum { MAX_SHAPES = 64, MAX_REPS = 101, MAX_BACKENDS = 4, MAX_THREADS = 8, ATTN_BATCH = 1312 };
 
 static int add_model_shapes(Shape *s, int n, int d, int ffn, const char *tag) {
     static char names[MAX_SHAPES][32];
@@ -35,22 +39,23 @@ static int add_model_shapes(Shape *s, int n, int d, int ffn, const char *tag) {
     for (int b = 0; b < 3; b++)
         for (int t = 0; t < 3; t++) {
             snprintf(names[n], sizeof names[n], "%s_%s", base[b].what, tag);
-            s[n] = (Shape){names[n], base[b].m, base[b].n, base[b].k, tr[t][0], tr[t][1], 1};
+            s[n] = (Shape){names[n], base[b].m, base[b].n, base[b].k, tr[t][0], tr[t][1], 1, tag};
             n++;
         }
     const struct { const char *what; int m, n; } wg[] = {{"wgrad_proj", d, d}, {"wgrad_ffn", d, ffn}};
     for (int b = 0; b < 2; b++) {
         snprintf(names[n], sizeof names[n], "%s_%s", wg[b].what, tag);
-        s[n++] = (Shape){names[n - 1], wg[b].m, wg[b].n, 4096, true, false, 1};
+        s[n] = (Shape){names[n], wg[b].m, wg[b].n, 4096, true, false, 1, tag};
+        n++;
     }
     return n;
 }
 
 static int add_attention_shapes(Shape *s, int n) {
-    s[n++] = (Shape){"attn_qk_64", 25, 25, 64, false, true, ATTN_BATCH};
-    s[n++] = (Shape){"attn_pv_64", 25, 64, 25, false, false, ATTN_BATCH};
-    s[n++] = (Shape){"attn_qk_128", 25, 25, 128, false, true, ATTN_BATCH};
-    s[n++] = (Shape){"attn_qk_256", 25, 25, 256, false, true, ATTN_BATCH};
+    s[n++] = (Shape){"attn_qk_64", 25, 25, 64, false, true, ATTN_BATCH, "attn"};
+    s[n++] = (Shape){"attn_pv_64", 25, 64, 25, false, false, ATTN_BATCH, "attn"};
+    s[n++] = (Shape){"attn_qk_128", 25, 25, 128, false, true, ATTN_BATCH, "attn"};
+    s[n++] = (Shape){"attn_qk_256", 25, 25, 256, false, true, ATTN_BATCH, "attn"};
     return n;
 }
 
@@ -103,8 +108,11 @@ static void usage(FILE *out) {
             "usage: nmt bench gemm [--shapes d512,d256,attn] [--backends blocked,openblas]\n"
             "                      [--threads 1,2] [--reps N] [--json]\n\n"
             "Median GFLOP/s per shape, backend and thread count, with the ratio of the first\n"
-            "backend to the second measured in the same run (backends interleaved per repetition).\n"
-            "  --shapes    groups to run (default d512,d256,attn)\n"
+            "backend to the second measured in the same run (backends interleaved per repetition),\n"
+            "the first backend's share of the measured FP32 FMA peak at that thread count, and the\n"
+            "median ratio per shape group (large: d512 and d256; attention) and thread count.\n"
+            "  --shapes    groups (d512, d256, attn) or shape names (e.g. ffn1_d512: its NN, NT\n"
+            "              and TN rows) to run (default d512,d256,attn)\n"
             "  --backends  comma-separated GEMM backends (default blocked,openblas)\n"
             "  --threads   comma-separated thread counts (default 1 and all cores)\n"
             "  --reps      repetitions per measurement, median reported (default 7)\n"
@@ -117,8 +125,44 @@ static int split_list(char *text, char **items, int max) {
     return n;
 }
 
+/* The shapes a --shapes list names (groups or shape names), in the order of the full table. */
+static int select_shapes(char *list, Shape *out) {
+    Shape all[MAX_SHAPES];
+    int nall = add_model_shapes(all, 0, 512, 2048, "d512");
+    nall = add_model_shapes(all, nall, 256, 1024, "d256");
+    nall = add_attention_shapes(all, nall);
+    char *want[MAX_SHAPES];
+    int nwant = split_list(list, want, MAX_SHAPES), n = 0;
+    for (int w = 0; w < nwant; w++) {
+        bool known = false;
+        for (int i = 0; i < nall; i++)
+            known |= !strcmp(want[w], all[i].group) || !strcmp(want[w], all[i].name);
+        if (!known)
+            args_usage_error("bench gemm",
+                             "unknown shape group or shape '%s' (groups: d512, d256, attn; "
+                             "shapes such as ffn1_d512, attn_qk_64)",
+                             want[w]);
+    }
+    for (int i = 0; i < nall; i++)
+        for (int w = 0; w < nwant; w++)
+            if (!strcmp(want[w], all[i].group) || !strcmp(want[w], all[i].name)) {
+                out[n++] = all[i];
+                break;
+            }
+    return n;
+}
+
+/* The median of `n` blocked/openblas ratios (ratio[i] < 0: not measured). */
+static double median_ratio(const double *ratio, int n, int *count) {
+    double v[MAX_SHAPES];
+    *count = 0;
+    for (int i = 0; i < n; i++)
+        if (ratio[i] >= 0) v[(*count)++] = ratio[i];
+    return *count ? median(v, *count) : 0.0;
+}
+
 int bench_gemm(int argc, char **argv) {
-    char shapes_arg[128] = "d512,d256,attn", backends_arg[128] = "blocked,openblas",
+    char shapes_arg[512] = "d512,d256,attn", backends_arg[128] = "blocked,openblas",
          threads_arg[64] = "";
     int reps = 7;
     bool json = false;
@@ -144,69 +188,109 @@ int bench_gemm(int argc, char **argv) {
     if (!*threads_arg) snprintf(threads_arg, sizeof threads_arg, all > 1 ? "1,%d" : "1", all);
 
     Shape shapes[MAX_SHAPES];
-    int nshapes = 0;
-    char *groups[8];
-    int ngroups = split_list(shapes_arg, groups, 8);
-    for (int g = 0; g < ngroups; g++) {
-        if (!strcmp(groups[g], "d512"))
-            nshapes = add_model_shapes(shapes, nshapes, 512, 2048, "d512");
-        else if (!strcmp(groups[g], "d256"))
-            nshapes = add_model_shapes(shapes, nshapes, 256, 1024, "d256");
-        else if (!strcmp(groups[g], "attn"))
-            nshapes = add_attention_shapes(shapes, nshapes);
-        else
-            args_usage_error("bench gemm", "unknown shape group '%s' (d512, d256, attn)", groups[g]);
-    }
-    char *bnames[4];
-    int nb = split_list(backends_arg, bnames, 4);
-    const GemmImpl *backends[4];
+    int nshapes = select_shapes(shapes_arg, shapes);
+    char *bnames[MAX_BACKENDS];
+    int nb = split_list(backends_arg, bnames, MAX_BACKENDS);
+    const GemmImpl *backends[MAX_BACKENDS];
     for (int b = 0; b < nb; b++) {
         backends[b] = gemm_lookup(bnames[b]);
         if (!backends[b]) args_usage_error("bench gemm", "unknown GEMM backend '%s'", bnames[b]);
     }
-    char *tnames[8];
-    int nthreads = split_list(threads_arg, tnames, 8), threads[8];
+    char *tnames[MAX_THREADS];
+    int nthreads = split_list(threads_arg, tnames, MAX_THREADS), threads[MAX_THREADS];
     for (int t = 0; t < nthreads; t++)
         threads[t] = args_int("bench gemm", "--threads", tnames[t], 1, 1024);
 
+    if (!nshapes || !nb || !nthreads)
+        args_usage_error("bench gemm", "--shapes, --backends and --threads need at least one item");
+    FmaPeak peak[MAX_THREADS];
+    for (int t = 0; t < nthreads; t++) peak[t] = fma_peak_measure(threads[t]);
+    if (json) {
+        for (int t = 0; t < nthreads; t++)
+            printf("{\"bench\":\"gemm\",\"shape\":\"peak\",\"threads\":%d,\"isa\":\"%s\","
+                   "\"gflops\":%.2f}\n",
+                   threads[t], peak[t].isa, peak[t].gflops);
+        for (int b = 0; b < nb; b++)
+            printf("{\"bench\":\"gemm\",\"backend\":\"%s\",\"detail\":\"%s\"}\n", bnames[b],
+                   backends[b]->detail);
+    } else {
+        printf("# FP32 FMA peak (%s loop):", peak[0].isa);
+        for (int t = 0; t < nthreads; t++)
+            printf("%s %.1f GFLOP/s at %d thread%s", t ? "," : "", peak[t].gflops, threads[t],
+                   threads[t] > 1 ? "s" : "");
+        printf("\n# backends:");
+        for (int b = 0; b < nb; b++)
+            printf("%s %s (%s)", b ? "," : "", bnames[b], backends[b]->detail);
+        printf("\n# GFLOP/s, median of %d repetitions; %%peak: %s against the FMA peak at the "
+               "row's thread count\n",
+               reps, bnames[0]);
+    }
+    for (int b = 0; b < nb; b++) {
+        const char *warning = gemm_warning(backends[b]);
+        if (warning) fprintf(json ? stderr : stdout, "# warning: %s\n", warning);
+    }
     if (!json) {
-        printf("# GFLOP/s, median of %d repetitions; backends:", reps);
-        for (int b = 0; b < nb; b++) printf(" %s (%s)", backends[b]->name, backends[b]->detail);
-        printf("\n%-16s %5s %5s %5s %2s %3s", "shape", "m", "n", "k", "op", "thr");
+        printf("%-16s %5s %5s %5s %2s %3s", "shape", "m", "n", "k", "op", "thr");
         for (int b = 0; b < nb; b++) printf(" %10s", bnames[b]);
+        printf(" %6s", "%peak");
         if (nb >= 2) printf(" %8s", "ratio");
         printf("\n");
     }
+    static double ratio[MAX_THREADS][MAX_SHAPES];  // first / second backend; -1: none
     for (int t = 0; t < nthreads; t++) {
         gemm_set_threads(threads[t]);
         for (int si = 0; si < nshapes; si++) {
             const Shape *s = &shapes[si];
             Operands o = operands_make(s);
-            double flops = 2.0 * s->m * s->n * s->k * s->batch, times[4][MAX_REPS], gf[4];
+            double flops = 2.0 * s->m * s->n * s->k * s->batch, times[MAX_BACKENDS][MAX_REPS];
+            double gf[MAX_BACKENDS] = {0};
             for (int b = 0; b < nb; b++) run_once(backends[b], s, &o);  // warm up
             for (int r = 0; r < reps; r++)
                 for (int b = 0; b < nb; b++) times[b][r] = run_once(backends[b], s, &o);
             for (int b = 0; b < nb; b++) gf[b] = flops / median(times[b], reps) / 1e9;
+            double pct_peak = 100.0 * gf[0] / peak[t].gflops;
+            ratio[t][si] = nb >= 2 ? gf[0] / gf[1] : -1.0;
             if (json) {
                 for (int b = 0; b < nb; b++) {
                     printf("{\"bench\":\"gemm\",\"shape\":\"%s\",\"m\":%d,\"n\":%d,\"k\":%d,"
                            "\"ta\":%d,\"tb\":%d,\"batch\":%d,\"threads\":%d,\"backend\":\"%s\","
-                           "\"gflops\":%.2f",
+                           "\"gflops\":%.2f,\"pct_peak\":%.1f",
                            s->name, s->m, s->n, s->k, s->ta, s->tb, s->batch, threads[t],
-                           bnames[b], gf[b]);
-                    if (nb >= 2 && b == 0) printf(",\"ratio_vs_%s\":%.3f", bnames[1], gf[0] / gf[1]);
+                           bnames[b], gf[b], 100.0 * gf[b] / peak[t].gflops);
+                    if (nb >= 2 && b == 0) printf(",\"ratio_vs_%s\":%.3f", bnames[1], ratio[t][si]);
                     printf("}\n");
                 }
             } else {
                 printf("%-16s %5d %5d %5d %c%c %3d", s->name, s->m, s->n, s->k, s->ta ? 'T' : 'N',
                        s->tb ? 'T' : 'N', threads[t]);
                 for (int b = 0; b < nb; b++) printf(" %10.1f", gf[b]);
-                if (nb >= 2) printf(" %8.3f", gf[0] / gf[1]);
+                printf(" %5.1f%%", pct_peak);
+                if (nb >= 2) printf(" %8.3f", ratio[t][si]);
                 printf("\n");
             }
             fflush(stdout);
             operands_free(&o);
         }
     }
+    if (nb < 2) return 0;
+    for (int large = 1; large >= 0; large--)
+        for (int t = 0; t < nthreads; t++) {
+            double group_ratio[MAX_SHAPES];
+            for (int si = 0; si < nshapes; si++) {
+                bool is_large = strcmp(shapes[si].group, "attn") != 0;
+                group_ratio[si] = is_large == large ? ratio[t][si] : -1;
+            }
+            int count;
+            double med = median_ratio(group_ratio, nshapes, &count);
+            if (!count) continue;
+            const char *group = large ? "large" : "attention";
+            if (json)
+                printf("{\"bench\":\"gemm\",\"summary\":\"%s\",\"threads\":%d,\"shapes\":%d,"
+                       "\"median_ratio_vs_%s\":%.3f}\n",
+                       group, threads[t], count, bnames[1], med);
+            else
+                printf("# median %s/%s over the %d %s shapes at %d thread%s: %.3f\n", bnames[0],
+                       bnames[1], count, group, threads[t], threads[t] > 1 ? "s" : "", med);
+        }
     return 0;
 }
