@@ -1,0 +1,44 @@
+/* test_vecmath.c: the SIMD-friendly expf against libm over the float range (relative error),
+ * its special values, and the row helpers (exp with shift and sum, log-sum-exp, max, sum)
+ * against double-precision loops, for lengths around the 16-lane vector width. */
+#include <math.h>
+
+#include "rng.h"
+#include "test_util.h"
+#include "vecmath.h"
+
+int main(void) {
+    double worst = 0;
+    for (double x = -87.0; x <= 88.0; x += 0.000731) {
+        double want = exp((double)(float)x), got = fast_expf((float)x);
+        worst = fmax(worst, fabs(got - want) / want);
+    }
+    EXPECT(worst < 4e-7, "fast_expf relative error %g", worst);
+    EXPECT(fast_expf(-INFINITY) == 0.0f && fast_expf(-100.0f) == 0.0f, "underflow to 0");
+    EXPECT(isinf(fast_expf(100.0f)) && isinf(fast_expf(INFINITY)), "overflow to inf");
+    EXPECT(isnan(fast_expf(NAN)), "NaN stays NaN");
+    EXPECT(fast_expf(0.0f) == 1.0f, "exp(0) = %.9g", fast_expf(0.0f));
+    Rng r = rng_init(3, 0);
+    float x[70], y[70];
+    const int lens[] = {1, 15, 16, 17, 33, 70};
+    for (int k = 0; k < 6; k++) {
+        int n = lens[k];
+        double mx = -INFINITY, sum = 0, lse = 0;
+        for (int i = 0; i < n; i++) x[i] = y[i] = (float)(20 * rng_next_double(&r) - 10), mx = fmax(mx, x[i]);
+        for (int i = 0; i < n; i++) sum += x[i], lse += exp((double)x[i] - mx);
+        lse = mx + log(lse);
+        EXPECT(vec_max(x, n) == (float)mx, "vec_max n=%d", n);
+        EXPECT(fabs(vec_sum(x, n) - sum) < 1e-4, "vec_sum n=%d", n);
+        EXPECT(fabs(vec_logsumexp(x, n) - lse) < 1e-5, "vec_logsumexp n=%d: %g vs %g", n,
+               vec_logsumexp(x, n), lse);
+        double es = vec_exp_shift(y, n, (float)mx), want = 0;
+        long bad = 0;
+        for (int i = 0; i < n; i++) {
+            double e = exp((double)(x[i] - (float)mx));  // of the float difference it computes
+            want += e;
+            bad += !(fabs(y[i] - e) <= 4e-7 * e + 1e-30);
+        }
+        EXPECT(bad == 0 && fabs(es - want) < 1e-5 * want, "vec_exp_shift n=%d: %ld bad", n, bad);
+    }
+    return test_finish();
+}
