@@ -345,11 +345,17 @@ static bool update(Trainer *t, double *lr_out) {
     return true;
 }
 
+/* Epochs whose every batch has been trained on. */
+static long epochs_done(Trainer *t) {
+    BatchCursor cur = batcher_cursor(&t->train_batches);
+    return cur.epoch + (cur.batch >= batcher_epoch_batches(&t->train_batches));
+}
+
 static const char *stop_reason(Trainer *t) {
     const TrainConfig *tc = &t->cfg->train;
     if (stop_signal) return "signal";
     if (tc->max_updates && t->st.update >= tc->max_updates) return "max_updates";
-    if (tc->max_epochs && t->st.epoch > tc->max_epochs) return "max_epochs";
+    if (tc->max_epochs && epochs_done(t) >= tc->max_epochs) return "max_epochs";
     if (tc->max_time > 0 && elapsed(t) >= tc->max_time * 60.0) return "max_time";
     if (tc->patience && t->st.stalls >= tc->patience) return "patience";
     return NULL;
