@@ -25,6 +25,11 @@ expect 0 "translate" "$NMT" --help
 expect 2 "unknown command 'frobnicate'" "$NMT" frobnicate
 expect 0 "model.d_model" "$NMT" train --help
 expect 0 "--beam N" "$NMT" translate --help
+for cmd in prepare train translate score eval bleu average export reparam analyze bench \
+           "bench gemm" "bench train" "bench decode"; do
+    # shellcheck disable=SC2086  # "bench gemm" is two words
+    expect 0 "usage: nmt $cmd " "$NMT" $cmd --help
+done
 expect 2 "missing.yaml: cannot open config file" "$NMT" train -c missing.yaml
 printf 'model:\n  heads: 4\n  d_modle: 256\n' > bad.yaml
 expect 2 "bad.yaml:3: unknown key 'model.d_modle' (did you mean 'model.d_model'?)" "$NMT" train -c bad.yaml

@@ -45,6 +45,7 @@ int bench_train(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (args_wants_help(argv[i])) {
             usage(stdout);
+            config_free(&cfg);
             return 0;
         } else if (args_config(cmd, &cfg, argc, argv, &i)) {
         } else if (args_is(argv[i], NULL, "--len")) {

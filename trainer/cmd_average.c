@@ -24,6 +24,7 @@ int cmd_average(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (args_wants_help(argv[i])) {
             usage(stdout);
+            free(inputs);
             return 0;
         } else if (args_is(argv[i], "-o", "--output")) {
             output = args_value(cmd, argc, argv, &i);

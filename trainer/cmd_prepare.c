@@ -22,7 +22,10 @@ int cmd_prepare(int argc, char **argv) {
     const char *cmd = "prepare";
     Config cfg;
     config_init(&cfg);
-    if (!args_config_only(cmd, &cfg, argc, argv, usage)) return 0;
+    if (!args_config_only(cmd, &cfg, argc, argv, usage)) {
+        config_free(&cfg);
+        return 0;
+    }
     if (!*cfg.data.dir) args_usage_error(cmd, "data.dir is not set (the output directory)");
     PrepareOutcome outcome = prepare_run(&cfg.data);
     static const char *what[] = {"everything was up to date", "encoded again with the same "

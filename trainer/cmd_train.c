@@ -19,8 +19,7 @@ int cmd_train(int argc, char **argv) {
     const char *cmd = "train";
     Config cfg;
     config_init(&cfg);
-    if (!args_config_only(cmd, &cfg, argc, argv, usage)) return 0;
-    int rc = train_run(&cfg);
+    int rc = args_config_only(cmd, &cfg, argc, argv, usage) ? train_run(&cfg) : 0;
     config_free(&cfg);
     return rc;
 }
