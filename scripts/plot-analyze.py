@@ -6,8 +6,9 @@
 
 One panel per attention type (encoder self, decoder self, decoder cross) and matrix (W_Q,
 [P_1 .. P_H]): E(r) = sum_{j<=r} s_j^2 / sum_j s_j^2 against r / dimension, thin lines for single
-heads, thick lines for the concatenation over heads, one colour per layer. Needs Debian's
-python3-matplotlib.
+heads, thick lines for the concatenation over heads, one colour per layer, dashed black for W_Q,
+W_K of i.i.d. Gaussian entries (what a module that learned no structure looks like). Needs
+Debian's python3-matplotlib.
 """
 import argparse
 import json
@@ -51,6 +52,11 @@ def main():
                 e = energy(m["concat_" + key])
                 ax.plot([(r + 1) / len(e) for r in range(len(e))], e, color=c, lw=2.2,
                         label=m["module"].split(".")[1] and f"layer {m['module'].split('.')[1]}")
+            ref = data.get("reference")
+            if ref:
+                e = energy(ref["concat_" + key])
+                ax.plot([(r + 1) / len(e) for r in range(len(e))], e, color="black", ls="--", lw=1.5,
+                        label="Gaussian (untrained)")
             ax.axhline(0.9, color="gray", ls=":", lw=0.8)
             ax.set(title=f"{title}: {label}", xlabel="r / dimension", ylabel="explained energy E(r)",
                    ylim=(0, 1.01))
