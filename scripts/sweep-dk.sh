@@ -91,17 +91,18 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 fig, ax = plt.subplots(figsize=(7, 4.5))
 ax2 = ax.twinx()
-for mode, mark in (("concat", "o"), ("collab", "s")):
+for mode, mark, dodge in (("concat", "o", 0.97), ("collab", "s", 1.03)):  # dodge: error bars apart
     rs = sorted((r for r in rows if r["mode"] == mode), key=lambda r: r["dk"])
     if not rs:
         continue
-    ax.errorbar([r["dk"] for r in rs], [r["bleu"] for r in rs], yerr=[r["bs_ci"] for r in rs],
+    ax.errorbar([r["dk"] * dodge for r in rs], [r["bleu"] for r in rs], yerr=[r["bs_ci"] for r in rs],
                 marker=mark, capsize=3, label=f"{mode} BLEU")
     ax2.plot([r["dk"] for r in rs], [r["attention_params"] / 1e6 for r in rs], marker=mark, ls="--",
              alpha=0.5, label=f"{mode} attention params")
 ax.set(xscale="log", xlabel="key/query width D~k (concat: D_k)", ylabel="test BLEU")
 ax.set_xticks(sorted({r["dk"] for r in rows}))
 ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+ax.get_xaxis().set_minor_formatter(matplotlib.ticker.NullFormatter())
 ax2.set_ylabel("attention parameters (M)")
 h1, l1 = ax.get_legend_handles_labels()
 h2, l2 = ax2.get_legend_handles_labels()

@@ -2,7 +2,7 @@
 # test_resume.sh NMT: training that is killed (kill -9 at a random point, and in the middle of
 # writing checkpoint.last) and resumed ends bit-identical to an uninterrupted run: the same
 # final parameters and the same loss at every update. Also: SIGTERM stops cleanly with exit 0,
-# and a corrupted checkpoint.last is refused with a clear message.
+# a corrupted checkpoint.last is refused with a clear message, and train.init_from fine-tunes.
 set -euo pipefail
 NMT=$1
 work=$(mktemp -d)
@@ -92,4 +92,19 @@ printf 'X' | dd of=run/checkpoint.last bs=1 seek=100 conv=notrunc 2> /dev/null
 if "$NMT" train -c cfg.yaml > e.out 2>&1; then fail "a corrupted checkpoint was accepted"; fi
 grep -q "run/checkpoint.last is corrupted" e.out || fail "message: $(head -3 e.out)"
 
-echo "6 passed, 0 failed"
+# fine-tuning: train.init_from takes the parameters of a checkpoint, not its step or optimizer;
+# its first loss continues where run a ended, far below a fresh model's
+"$NMT" train -c cfg.yaml --set train.run_dir=ft --set train.init_from=a/checkpoint.u24 \
+    --set train.max_updates=1 > f.out 2>&1 || { cat f.out; fail "train.init_from"; }
+grep -q "parameters from a/checkpoint.u24" f.out || fail "init_from message: $(grep train f.out)"
+first=$(losses a/train.jsonl | head -1 | cut -d' ' -f2)
+end=$(losses a/train.jsonl | tail -1 | cut -d' ' -f2)
+tuned=$(losses ft/train.jsonl | head -1 | cut -d' ' -f2)
+[ "$(losses ft/train.jsonl | head -1 | cut -d' ' -f1)" = 1 ] || fail "init_from must start at update 1"
+awk -v f="$first" -v e="$end" -v t="$tuned" 'BEGIN {exit !(t < (f + e) / 2)}' ||
+    fail "init_from loss $tuned: not near run a's last loss $end (first $first)"
+if "$NMT" train -c cfg.yaml --set train.run_dir=ft2 --set train.init_from=a/checkpoint.u24 \
+    --set model.ffn=48 > g.out 2>&1; then fail "init_from accepted a different model"; fi
+grep -q "train.init_from a/checkpoint.u24: " g.out || fail "init_from mismatch message: $(tail -2 g.out)"
+
+echo "8 passed, 0 failed"

@@ -182,9 +182,14 @@ static void init_from(Trainer *t, const char *path) {
     Checkpoint ck;
     char err[1024];
     if (checkpoint_load(path, &ck, err, sizeof err)) FATAL("train.init_from: %s", err);
+    if (ck.spm_len != t->spm_len || memcmp(ck.spm, t->spm_bytes, t->spm_len))
+        FATAL("train.init_from %s: trained with another SentencePiece model than %s/spm.model; "
+              "its token ids would not match",
+              path, t->cfg->data.dir);
     if (checkpoint_restore(&ck, &t->m.params, false, err, sizeof err))
         FATAL("train.init_from %s: %s", path, err);
     checkpoint_free(&ck);
+    fprintf(stderr, "[train] parameters from %s; optimizer and schedule start fresh\n", path);
 }
 
 /* ---------------------------------------------------------------- checkpoints */
