@@ -19,6 +19,7 @@
 #include "rng.h"
 #include "spm.h"
 #include "status.h"
+#include "progress.h"
 #include "timer.h"
 #include "tokcache.h"
 
@@ -126,32 +127,6 @@ static char *read_whole_file(const char *path, size_t *len) {
     bytes[used] = '\0';
     *len = used;
     return bytes;
-}
-
-/* ---- progress on stderr ---- */
-
-typedef struct Progress {
-    const char *label;
-    double start, last;
-    bool tty;
-} Progress;
-
-static Progress progress_start(const char *label) {
-    double now = now_seconds();
-    return (Progress){label, now, now, isatty(STDERR_FILENO) != 0};
-}
-
-static void progress_tick(Progress *p, long pairs) {
-    if ((pairs & 4095) != 0) return;
-    double now = now_seconds(), interval = p->tty ? 0.5 : 30.0;
-    if (now - p->last < interval) return;
-    p->last = now;
-    fprintf(stderr, "%sprepare: %s: %ld pairs (%.0f pairs/s)%s", p->tty ? "\r" : "", p->label,
-            pairs, pairs / (now - p->start), p->tty ? "\033[K" : "\n");
-}
-
-static void progress_end(const Progress *p) {
-    if (p->tty && p->last > p->start) fprintf(stderr, "\r\033[K");
 }
 
 /* ---- the reservoir sample of training sentences for SentencePiece ---- */
@@ -465,7 +440,9 @@ static void scan_split(Prep *p, Split split) {
             free(path);
         }
     }
-    Progress progress = progress_start(split_names[split]);
+    static const char *const labels[NSPLITS] = {"prepare: train", "prepare: valid",
+                                                "prepare: test"};
+    Progress progress = progress_start(labels[split], "pairs");
     char *src, *tgt;
     size_t src_len, tgt_len;
     int got;
@@ -481,7 +458,7 @@ static void scan_split(Prep *p, Split split) {
             write_line(&copies[0], src, src_len);
             write_line(&copies[1], tgt, tgt_len);
         }
-        progress_tick(&progress, st->read);
+        if ((st->read & 4095) == 0) progress_tick(&progress, st->read, 0);
     }
     if (got < 0) FATAL("%s", data_last_error());
     progress_end(&progress);
@@ -596,13 +573,14 @@ static void encode_split(Prep *p, Split split, EncodeChunk *chunk) {
     tokcache_writer_open(&writer, path, p->vocab_size, p->fingerprint);
     ParallelReader reader;
     if (parallel_open(&reader, list->items, list->count) < 0) FATAL("%s", data_last_error());
-    Progress progress = progress_start(split == SPLIT_TRAIN ? "encode train" : "encode");
+    Progress progress = progress_start(
+        split == SPLIT_TRAIN ? "prepare: encode train" : "prepare: encode", "pairs");
     char *text[2];
     size_t len[2];
     int got;
     for (long pair = 0; (got = parallel_next(&reader, &text[0], &len[0], &text[1], &len[1])) > 0;
          pair++) {
-        progress_tick(&progress, pair);
+        if ((pair & 4095) == 0) progress_tick(&progress, pair, 0);
         if (split == SPLIT_TRAIN && !(p->keep[pair / 8] & (1u << (pair % 8)))) continue;
         for (int side = 0; side < 2; side++) {
             CHECK(clean_normalize(text[side], &len[side]) != CLEAN_INVALID_UTF8,

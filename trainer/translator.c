@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "clean.h"
+#include "progress.h"
 #include "status.h"
 #include "text.h"
 
@@ -94,6 +95,7 @@ void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
     int *hyp_len = xmalloc(sizeof(int) * MAX_BATCH_SENTENCES);
     float *score = xmalloc(sizeof(float) * MAX_BATCH_SENTENCES);
     SearchResult res = {hyp, stride, hyp_len, score};
+    Progress bar = progress_start("[translate]", "sentences");
     for (long first = 0; first < m;) {
         // the longest run of sentences (sorted by length) that fits the decoder
         long end = first + 1;
@@ -119,9 +121,9 @@ void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
             memcpy(out[i], hyp + (size_t)b * stride, sizeof(int32_t) * hyp_len[b]);
         }
         first = end;
-        if (t->progress) fprintf(stderr, "\r[translate] %ld/%ld sentences", first, m);
+        if (t->progress) progress_tick(&bar, first, m);
     }
-    if (t->progress && m) fputc('\n', stderr);
+    if (t->progress) progress_end(&bar);
     free(order), free(batch), free(lens), free(hyp), free(hyp_len), free(score);
 }
 
