@@ -41,6 +41,21 @@ expect 2 "-m CHECKPOINT is required" "$NMT" translate
 expect 1 "cannot open checkpoint nothing.ckpt" "$NMT" translate -m nothing.ckpt
 expect 2 "unknown option '--frob'" "$NMT" bench gemm --frob
 expect 2 "unknown benchmark 'frob'" "$NMT" bench frob
+# The attention rows of bench gemm carry a roofline bound, positive and at most the FMA peak.
+"$NMT" bench gemm --shapes attn_qk_64 --backends blocked,ref --threads 1 --reps 1 --json \
+    > bench.json 2>&1
+peak=$(grep -o '"shape":"peak","threads":1,"isa":"[a-z0-9]*","gflops":[0-9.]*' bench.json |
+       sed 's/.*://')
+bound=$(grep '"backend":"blocked","gflops"' bench.json | grep -o '"bound_gflops":[0-9.]*' |
+        sed 's/.*://')
+if [ -n "$peak" ] && [ -n "$bound" ] && awk -v b="$bound" -v p="$peak" 'BEGIN{exit !(b > 0 && b <= p)}' &&
+   grep -q '"median_bound_ratio":' bench.json; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: bench gemm attention bound '$bound' not in (0, peak '$peak'] or no summary:"
+    head -5 bench.json
+    failed=$((failed + 1))
+fi
 printf 'a\nb\nc\n' > three.en
 printf 'x\ny\n' > two.de
 cat > mismatch.yaml <<YAML

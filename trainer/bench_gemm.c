@@ -8,8 +8,11 @@
  * reported figure is the median over repetitions, and the ratio first/second backend is taken
  * from those medians. The FP32 FMA peak measured at each thread count puts the first backend's
  * figures in proportion, and summary lines give the median ratio per shape group and thread
- * count. */
+ * count. The attention batches stream their operands (megabytes per pass) and can be
+ * memory-bound: their rows also give a roofline bound, the operand bytes of a pass at the read
+ * bandwidth measured on those same buffers, capped by the FMA peak. */
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +82,39 @@ static void operands_free(Operands *o) {
     aligned_free(o->A), aligned_free(o->B), aligned_free(o->C);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* GB/s of reading the operands of all batch elements (A, B and C, as one pass of the products
+ * touches them) on the current thread count: the median of `reps` passes after a warm one. */
+static double read_bandwidth(const Shape *s, const Operands *o, int reps) {
+    const uint64_t *buf[3] = {(const uint64_t *)o->A, (const uint64_t *)o->B, (const uint64_t *)o->C};
+    long words[3] = {(long)(o->sa * s->batch / 2), (long)(o->sb * s->batch / 2),
+                     (long)(o->sc * s->batch / 2)};  // (sa*batch/2,) ... uint64 words
+    double times[MAX_REPS];
+    uint64_t sink = 0;
+    for (int r = -1; r < reps; r++) {
+        double t0 = now_seconds();
+        for (int q = 0; q < 3; q++) {
+            uint64_t x = 0;
+#pragma omp parallel for schedule(static) reduction(^ : x)
+            for (long i = 0; i < words[q]; i++) x ^= buf[q][i];
+            sink ^= x;
+        }
+        if (r >= 0) times[r] = now_seconds() - t0;
+    }
+    volatile uint64_t keep = sink;  // the sums must be computed
+    (void)keep;
+    return 2.0 * 4 * (words[0] + words[1] + words[2]) / median(times, reps) / 1e9;
+}
+
 static double run_once(const GemmImpl *g, const Shape *s, const Operands *o) {
     int lda = s->ta ? s->m : s->k, ldb = s->tb ? s->k : s->n;
     double t0 = now_seconds();
@@ -93,16 +129,6 @@ static double run_once(const GemmImpl *g, const Shape *s, const Operands *o) {
     return now_seconds() - t0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static void usage(FILE *out) {
     fprintf(out,
             "usage: nmt bench gemm [--shapes d512,d256,attn] [--backends blocked,openblas]\n"
@@ -111,6 +137,8 @@ static void usage(FILE *out) {
             "backend to the second measured in the same run (backends interleaved per repetition),\n"
             "the first backend's share of the measured FP32 FMA peak at that thread count, and the\n"
             "median ratio per shape group (large: d512 and d256; attention) and thread count.\n"
+            "Attention rows also give a roofline bound: the operand bytes of a pass at the read\n"
+            "bandwidth measured on the same buffers, capped by the FMA peak (GFLOP/s).\n"
             "  --shapes    groups (d512, d256, attn) or shape names (e.g. ffn1_d512: its NN, NT\n"
             "              and TN rows) to run (default d512,d256,attn)\n"
             "  --backends  comma-separated GEMM backends (default blocked,openblas)\n"
@@ -234,9 +262,10 @@ int bench_gemm(int argc, char **argv) {
         for (int b = 0; b < nb; b++) printf(" %10s", bnames[b]);
         printf(" %6s", "%peak");
         if (nb >= 2) printf(" %8s", "ratio");
-        printf("\n");
+        printf(" %7s\n", "bound");
     }
     static double ratio[MAX_THREADS][MAX_SHAPES];  // first / second backend; -1: none
+    static double ratio_bound[MAX_THREADS][MAX_SHAPES];  // roofline bound / second backend
     for (int t = 0; t < nthreads; t++) {
         gemm_set_threads(threads[t]);
         for (int si = 0; si < nshapes; si++) {
@@ -250,6 +279,14 @@ int bench_gemm(int argc, char **argv) {
             for (int b = 0; b < nb; b++) gf[b] = flops / median(times[b], reps) / 1e9;
             double pct_peak = 100.0 * gf[0] / peak[t].gflops;
             ratio[t][si] = nb >= 2 ? gf[0] / gf[1] : -1.0;
+            double bw = 0, bound = 0;  // GB/s, GFLOP/s; batched shapes only
+            if (s->batch > 1) {
+                bw = read_bandwidth(s, &o, reps);
+                double bytes = 4.0 * (o.sa + o.sb + o.sc) * s->batch;
+                bound = flops / bytes * bw;
+                if (bound > peak[t].gflops) bound = peak[t].gflops;
+            }
+            ratio_bound[t][si] = nb >= 2 && bound > 0 ? bound / gf[1] : -1.0;
             if (json) {
                 for (int b = 0; b < nb; b++) {
                     printf("{\"bench\":\"gemm\",\"shape\":\"%s\",\"m\":%d,\"n\":%d,\"k\":%d,"
@@ -258,6 +295,7 @@ int bench_gemm(int argc, char **argv) {
                            s->name, s->m, s->n, s->k, s->ta, s->tb, s->batch, threads[t],
                            bnames[b], gf[b], 100.0 * gf[b] / peak[t].gflops);
                     if (nb >= 2 && b == 0) printf(",\"ratio_vs_%s\":%.3f", bnames[1], ratio[t][si]);
+                    if (bound > 0) printf(",\"read_gbps\":%.1f,\"bound_gflops\":%.1f", bw, bound);
                     printf("}\n");
                 }
             } else {
@@ -266,7 +304,10 @@ int bench_gemm(int argc, char **argv) {
                 for (int b = 0; b < nb; b++) printf(" %10.1f", gf[b]);
                 printf(" %5.1f%%", pct_peak);
                 if (nb >= 2) printf(" %8.3f", ratio[t][si]);
-                printf("\n");
+                if (bound > 0)
+                    printf(" %7.1f\n", bound);
+                else
+                    printf(" %7s\n", "-");
             }
             fflush(stdout);
             operands_free(&o);
@@ -284,13 +325,21 @@ int bench_gemm(int argc, char **argv) {
             double med = median_ratio(group_ratio, nshapes, &count);
             if (!count) continue;
             const char *group = large ? "large" : "attention";
-            if (json)
+            int bounded;  // the median ratio the roofline bounds would allow, where there are any
+            double med_bound = median_ratio(ratio_bound[t], nshapes, &bounded);
+            if (json) {
                 printf("{\"bench\":\"gemm\",\"summary\":\"%s\",\"threads\":%d,\"shapes\":%d,"
-                       "\"median_ratio_vs_%s\":%.3f}\n",
+                       "\"median_ratio_vs_%s\":%.3f",
                        group, threads[t], count, bnames[1], med);
-            else
-                printf("# median %s/%s over the %d %s shapes at %d thread%s: %.3f\n", bnames[0],
+                if (!large && bounded == count) printf(",\"median_bound_ratio\":%.3f", med_bound);
+                printf("}\n");
+            } else {
+                printf("# median %s/%s over the %d %s shapes at %d thread%s: %.3f", bnames[0],
                        bnames[1], count, group, threads[t], threads[t] > 1 ? "s" : "", med);
+                if (!large && bounded == count)
+                    printf(" (the bounds allow at most %.3f)", med_bound);
+                printf("\n");
+            }
         }
     return 0;
 }
