@@ -200,6 +200,17 @@ INLINE void load_transposed(__m512 r[16], const float *src, long ld, int nrows, 
     }
 }
 
+/* The transpose of a 16 x 16 block read as in load_transposed, its column q stored as the
+ * NR-float row q of dst (columns past w are not stored). Stored with constant indices, so the
+ * block stays in registers. */
+INLINE void transpose_block(float *dst, const float *src, long ld, int nrows, int w) {
+    __m512 r[16];
+    load_transposed(r, src, ld, nrows, w);
+#pragma GCC unroll 16
+    for (int q = 0; q < 16; q++)
+        if (q < w) _mm512_store_ps(dst + q * NR, r[q]);
+}
+
 static void pack_a_12(const Ukernel *uk, int mc, int kc, const float *a, long lda, bool ta,
                       float *out) {
     (void)uk;  // MR, KB: this file's constants
@@ -245,11 +256,14 @@ static void pack_b_32(const Ukernel *uk, int kc, int nc, const float *b, long ld
     }
     for (int j0 = 0; j0 < nc; j0 += 16) {  // 16 rows j at a time, transposed 16 x 16
         float *dst = out + (size_t)(j0 / NR) * NR * kc + j0 % NR;  // (kc, NR) panel, half j0 % NR
+        int rows = min_i(16, nc - j0);
         for (int p0 = 0; p0 < kc; p0 += 16) {
             int wp = min_i(16, kc - p0);
-            __m512 r[16];
-            load_transposed(r, b + (size_t)j0 * ldb + p0, ldb, min_i(16, nc - j0), wp);
-            for (int q = 0; q < wp; q++) _mm512_store_ps(dst + (size_t)(p0 + q) * NR, r[q]);
+            const float *src = b + (size_t)j0 * ldb + p0;
+            if (rows == 16 && wp == 16)  // the whole block: no row or column tests
+                transpose_block(dst + (size_t)p0 * NR, src, ldb, 16, 16);
+            else
+                transpose_block(dst + (size_t)p0 * NR, src, ldb, rows, wp);
         }
         if (j0 + 16 >= nc && j0 % NR == 0)  // a panel's zero right half
             for (int p = 0; p < kc; p++)
