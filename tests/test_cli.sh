@@ -56,6 +56,19 @@ else
     head -5 bench.json
     failed=$((failed + 1))
 fi
+# With --resident the attention rows cycle over cached operands: marked, measured, and unbounded.
+"$NMT" bench gemm --shapes attn_qk_64 --backends blocked,ref --threads 1 --reps 1 --resident 4 \
+    --json > resident.json 2>&1
+row=$(grep '"backend":"blocked","gflops"' resident.json)
+gflops=$(echo "$row" | grep -o '"gflops":[0-9.]*' | sed 's/.*://')
+if echo "$row" | grep -q '"resident":4' && ! grep -q 'bound' resident.json &&
+   [ -n "$gflops" ] && awk -v g="$gflops" 'BEGIN{exit !(g > 0)}'; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: bench gemm --resident 4: no resident mark, a bound, or no GFLOP/s:"
+    cat resident.json
+    failed=$((failed + 1))
+fi
 printf 'a\nb\nc\n' > three.en
 printf 'x\ny\n' > two.de
 cat > mismatch.yaml <<YAML

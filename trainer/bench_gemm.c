@@ -10,7 +10,9 @@
  * figures in proportion, and summary lines give the median ratio per shape group and thread
  * count. The attention batches stream their operands (megabytes per pass) and can be
  * memory-bound: their rows also give a roofline bound, the operand bytes of a pass at the read
- * bandwidth measured on those same buffers, capped by the FMA peak. */
+ * bandwidth measured on those same buffers, capped by the FMA peak. With --resident N they cycle
+ * over the operands of N products instead, which stay in cache: the kernels without the memory
+ * traffic. */
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,18 +65,24 @@ static int add_attention_shapes(Shape *s, int n) {
 }
 
 typedef struct {
-    float *A, *B, *C;  // one operand set per batch element, back to back
-    size_t sa, sb, sc; // floats per batch element
+    float *A, *B, *C;  // one operand set per distinct product, back to back
+    size_t sa, sb, sc; // floats per product
+    int distinct;      // operand sets
+    int resident;      // > 0: each thread cycles over its own `resident` sets; 0: one per element
 } Operands;
 
-static Operands operands_make(const Shape *s) {
+/* Operands for the shape's batch on `threads` threads: one set per element, or with resident > 0
+ * that many per thread, used in turn (threads never share a C). */
+static Operands operands_make(const Shape *s, int resident, int threads) {
     Operands o;
     o.sa = (size_t)s->m * s->k, o.sb = (size_t)s->k * s->n, o.sc = (size_t)s->m * s->n;
-    o.A = aligned_alloc_zeroed(o.sa * s->batch * sizeof(float));
-    o.B = aligned_alloc_zeroed(o.sb * s->batch * sizeof(float));
-    o.C = aligned_alloc_zeroed(o.sc * s->batch * sizeof(float));
-    for (size_t i = 0; i < o.sa * s->batch; i++) o.A[i] = (float)((i * 7919) % 2001) / 1000.0f - 1;
-    for (size_t i = 0; i < o.sb * s->batch; i++) o.B[i] = (float)((i * 104729) % 1999) / 999.0f - 1;
+    o.resident = s->batch > 1 && resident > 0 && (long)resident * threads < s->batch ? resident : 0;
+    o.distinct = o.resident ? o.resident * threads : s->batch;
+    o.A = aligned_alloc_zeroed(o.sa * o.distinct * sizeof(float));
+    o.B = aligned_alloc_zeroed(o.sb * o.distinct * sizeof(float));
+    o.C = aligned_alloc_zeroed(o.sc * o.distinct * sizeof(float));
+    for (size_t i = 0; i < o.sa * o.distinct; i++) o.A[i] = (float)((i * 7919) % 2001) / 1000.0f - 1;
+    for (size_t i = 0; i < o.sb * o.distinct; i++) o.B[i] = (float)((i * 104729) % 1999) / 999.0f - 1;
     return o;
 }
 
@@ -94,10 +102,10 @@ static double median(double *v, int n) {
 
 /* GB/s of reading the operands of all batch elements (A, B and C, as one pass of the products
  * touches them) on the current thread count: the median of `reps` passes after a warm one. */
-static double read_bandwidth(const Shape *s, const Operands *o, int reps) {
+static double read_bandwidth(const Operands *o, int reps) {
     const uint64_t *buf[3] = {(const uint64_t *)o->A, (const uint64_t *)o->B, (const uint64_t *)o->C};
-    long words[3] = {(long)(o->sa * s->batch / 2), (long)(o->sb * s->batch / 2),
-                     (long)(o->sc * s->batch / 2)};  // (sa*batch/2,) ... uint64 words
+    long words[3] = {(long)(o->sa * o->distinct / 2), (long)(o->sb * o->distinct / 2),
+                     (long)(o->sc * o->distinct / 2)};  // (sa*distinct/2,) ... uint64 words
     double times[MAX_REPS];
     uint64_t sink = 0;
     for (int r = -1; r < reps; r++) {
@@ -122,9 +130,12 @@ static double run_once(const GemmImpl *g, const Shape *s, const Operands *o) {
         g->sgemm(s->ta, s->tb, s->m, s->n, s->k, 1.0f, o->A, lda, o->B, ldb, 0.0f, o->C, s->n);
     } else {
 #pragma omp parallel for schedule(static)
-        for (int b = 0; b < s->batch; b++)
-            g->sgemm_serial(s->ta, s->tb, s->m, s->n, s->k, 1.0f, o->A + b * o->sa, lda,
-                            o->B + b * o->sb, ldb, 0.0f, o->C + b * o->sc, s->n);
+        for (int b = 0; b < s->batch; b++) {
+            size_t set = o->resident ? (size_t)omp_get_thread_num() * o->resident + b % o->resident
+                                     : (size_t)b;
+            g->sgemm_serial(s->ta, s->tb, s->m, s->n, s->k, 1.0f, o->A + set * o->sa, lda,
+                            o->B + set * o->sb, ldb, 0.0f, o->C + set * o->sc, s->n);
+        }
     }
     return now_seconds() - t0;
 }
@@ -132,7 +143,7 @@ static double run_once(const GemmImpl *g, const Shape *s, const Operands *o) {
 static void usage(FILE *out) {
     fprintf(out,
             "usage: nmt bench gemm [--shapes d512,d256,attn] [--backends blocked,openblas]\n"
-            "                      [--threads 1,2] [--reps N] [--json]\n\n"
+            "                      [--threads 1,2] [--reps N] [--resident N] [--json]\n\n"
             "Median GFLOP/s per shape, backend and thread count, with the ratio of the first\n"
             "backend to the second measured in the same run (backends interleaved per repetition),\n"
             "the first backend's share of the measured FP32 FMA peak at that thread count, and the\n"
@@ -144,6 +155,9 @@ static void usage(FILE *out) {
             "  --backends  comma-separated GEMM backends (default blocked,openblas)\n"
             "  --threads   comma-separated thread counts (default 1 and all cores)\n"
             "  --reps      repetitions per measurement, median reported (default 7)\n"
+            "  --resident  attention batches cycle over the operands of N products, which stay in\n"
+            "              cache: the kernels without memory traffic (no bound; default 0: every\n"
+            "              product its own operands)\n"
             "  --json      one JSON object per line instead of the table\n");
 }
 
@@ -192,7 +206,7 @@ static double median_ratio(const double *ratio, int n, int *count) {
 int bench_gemm(int argc, char **argv) {
     char shapes_arg[512] = "d512,d256,attn", backends_arg[128] = "blocked,openblas",
          threads_arg[64] = "";
-    int reps = 7;
+    int reps = 7, resident = 0;
     bool json = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -207,6 +221,8 @@ int bench_gemm(int argc, char **argv) {
             snprintf(threads_arg, sizeof threads_arg, "%s", args_value("bench gemm", argc, argv, &i));
         else if (args_is(a, NULL, "--reps"))
             reps = args_int("bench gemm", a, args_value("bench gemm", argc, argv, &i), 1, MAX_REPS);
+        else if (args_is(a, NULL, "--resident"))
+            resident = args_int("bench gemm", a, args_value("bench gemm", argc, argv, &i), 0, 1 << 20);
         else if (args_is(a, NULL, "--json"))
             json = true;
         else
@@ -270,7 +286,7 @@ int bench_gemm(int argc, char **argv) {
         gemm_set_threads(threads[t]);
         for (int si = 0; si < nshapes; si++) {
             const Shape *s = &shapes[si];
-            Operands o = operands_make(s);
+            Operands o = operands_make(s, resident, threads[t]);
             double flops = 2.0 * s->m * s->n * s->k * s->batch, times[MAX_BACKENDS][MAX_REPS];
             double gf[MAX_BACKENDS] = {0};
             for (int b = 0; b < nb; b++) run_once(backends[b], s, &o);  // warm up
@@ -280,8 +296,8 @@ int bench_gemm(int argc, char **argv) {
             double pct_peak = 100.0 * gf[0] / peak[t].gflops;
             ratio[t][si] = nb >= 2 ? gf[0] / gf[1] : -1.0;
             double bw = 0, bound = 0;  // GB/s, GFLOP/s; batched shapes only
-            if (s->batch > 1) {
-                bw = read_bandwidth(s, &o, reps);
+            if (s->batch > 1 && !o.resident) {
+                bw = read_bandwidth(&o, reps);
                 double bytes = 4.0 * (o.sa + o.sb + o.sc) * s->batch;
                 bound = flops / bytes * bw;
                 if (bound > peak[t].gflops) bound = peak[t].gflops;
@@ -296,6 +312,7 @@ int bench_gemm(int argc, char **argv) {
                            bnames[b], gf[b], 100.0 * gf[b] / peak[t].gflops);
                     if (nb >= 2 && b == 0) printf(",\"ratio_vs_%s\":%.3f", bnames[1], ratio[t][si]);
                     if (bound > 0) printf(",\"read_gbps\":%.1f,\"bound_gflops\":%.1f", bw, bound);
+                    if (o.resident) printf(",\"resident\":%d", o.resident);
                     printf("}\n");
                 }
             } else {
