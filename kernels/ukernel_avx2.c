@@ -1,13 +1,21 @@
-/* ukernel_avx2.c: the 6 x 16 AVX2+FMA micro-kernel (12 ymm accumulators), BLIS's haswell shape.
- * The strided entry is specialised on the row count and reads B through masked loads; partial
- * column tiles go through a small buffer. Only this file is compiled with -mavx2 -mfma. */
+/* ukernel_avx2.c: the 6 x 16 AVX2+FMA micro-kernel and its packers (BLIS's haswell shape,
+ * mirrored for row-major C). 12 ymm accumulators; per k step two B vectors and six broadcast A
+ * elements. The driver keeps the 6 x kc A micro-panel in L1 and streams B micro-panels from L2;
+ * the kernel prefetches what the driver reads next.
+ * The strided entry (small products, no packing) is specialised on the row count and reads B
+ * and C through masked loads, so they need no padding. Packing goes through 8 x 8 in-register
+ * transposes where the operand is transposed, and 8-float row pieces otherwise.
+ * Only this file is compiled with -mavx2 -mfma. */
 #include <immintrin.h>
+#include <stddef.h>
 
 #include "ukernel.h"
 
-enum { MR = 6, NR = 16 };
+enum { MR = 6, NR = 16, KB = 8 };
 
 #define INLINE static inline __attribute__((always_inline))
+
+static int min_i(int a, int b) { return a < b ? a : b; }
 
 /* Lanes [0, n) of an 8-lane vector as a maskload mask, n clamped to 0..8. */
 static __m256i lanes8(int n) {
@@ -15,76 +23,192 @@ static __m256i lanes8(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
 }
 
-/* `rows` and `packed` (B rows complete and zero-padded: plain loads) are compile-time constants
- * in every instance. */
+/* acc[i] += a_i * (b0, b1) for the `rows` broadcast A elements a_i at a_row(i). */
+#define FMA_ROWS(a_row)                                                                            \
+    _Pragma("GCC unroll 6") for (int i = 0; i < rows; i++) {                                     \
+        __m256 ai = _mm256_broadcast_ss(a_row(i));                                                 \
+        acc0[i] = _mm256_fmadd_ps(ai, b0, acc0[i]);                                                \
+        acc1[i] = _mm256_fmadd_ps(ai, b1, acc1[i]);                                                \
+    }
+
+/* The tile computation; `rows` and `packed` (A and B packed; else A through strides and B rows
+ * through masked loads) are compile-time constants in every instance.
+ * The k loop runs in chunks of PREFETCH_CHUNK steps with the prefetches between them: inside one
+ * loop, GCC spills an accumulator (12 accumulators, 2 B vectors and a broadcast fill the 16 ymm),
+ * and alpha and beta wait in memory for the same reason. */
 INLINE void tile(const int rows, const bool packed, int k, const float *a, long rsa, long csa,
                  const float *b, long rsb, float *c, long ldc, int n, float alpha, float beta,
                  const PrefetchSpan *pf) {
-    __m256i k0 = lanes8(n), k1 = lanes8(n - 8);
+    volatile float scale[2] = {alpha, beta};
     __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 6
     for (int i = 0; i < rows; i++) acc0[i] = acc1[i] = _mm256_setzero_ps();
     PrefetchCursor pfc = prefetch_start(pf, k);
-    for (int p = 0; p < k; p++) {
-        if (p % PREFETCH_CHUNK == 0) prefetch_step(&pfc);
-        __m256 b0 = packed ? _mm256_loadu_ps(b) : _mm256_maskload_ps(b, k0);
-        __m256 b1 = packed ? _mm256_loadu_ps(b + 8) : _mm256_maskload_ps(b + 8, k1);
-#pragma GCC unroll 6
-        for (int i = 0; i < rows; i++) {
-            __m256 ai = _mm256_broadcast_ss(a + i * rsa);
-            acc0[i] = _mm256_fmadd_ps(ai, b0, acc0[i]);
-            acc1[i] = _mm256_fmadd_ps(ai, b1, acc1[i]);
+    if (packed) {  // element (i, p) of k block p/KB at a + i*KB + p%KB: immediate offsets
+        for (int p0 = 0; p0 < k; p0 += PREFETCH_CHUNK) {
+            prefetch_step(&pfc);
+            for (int p1 = p0; p1 < min_i(k, p0 + PREFETCH_CHUNK); p1 += KB) {
+                const float *ap = a + (size_t)p1 * MR;
+                for (int p = p1; p < min_i(k, p1 + KB); p++, ap++, b += NR) {
+                    __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#define PACKED_A(i) (ap + (i) * KB)
+                    FMA_ROWS(PACKED_A)
+#undef PACKED_A
+                }
+            }
         }
-        a += csa;
-        b += rsb;
+    } else {  // element (i, p) at a + i*rsa + p*csa
+        __m256i k0 = lanes8(n), k1 = lanes8(n - 8);
+        for (int p0 = 0; p0 < k; p0 += PREFETCH_CHUNK) {
+            prefetch_step(&pfc);
+            for (int p = p0; p < min_i(k, p0 + PREFETCH_CHUNK); p++, a += csa, b += rsb) {
+                __m256 b0 = _mm256_maskload_ps(b, k0), b1 = _mm256_maskload_ps(b + 8, k1);
+#define STRIDED_A(i) (a + (i) * rsa)
+                FMA_ROWS(STRIDED_A)
+#undef STRIDED_A
+            }
+        }
     }
+    alpha = scale[0], beta = scale[1];
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    if (n == NR) {
+    __m256i k0 = lanes8(n), k1 = lanes8(n - 8);
 #pragma GCC unroll 6
-        for (int i = 0; i < rows; i++) {
-            float *ci = c + i * ldc;
-            __m256 r0 = _mm256_mul_ps(va, acc0[i]), r1 = _mm256_mul_ps(va, acc1[i]);
+    for (int i = 0; i < rows; i++) {
+        float *ci = c + i * ldc;
+        __m256 r0 = _mm256_mul_ps(va, acc0[i]), r1 = _mm256_mul_ps(va, acc1[i]);
+        if (n == NR) {
             if (beta != 0.0f) {
                 r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci), r0);
                 r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci + 8), r1);
             }
             _mm256_storeu_ps(ci, r0);
             _mm256_storeu_ps(ci + 8, r1);
-        }
-        return;
-    }
-    float t[NR];
-#pragma GCC unroll 6
-    for (int i = 0; i < rows; i++) {
-        _mm256_storeu_ps(t, acc0[i]);
-        _mm256_storeu_ps(t + 8, acc1[i]);
-        for (int j = 0; j < n; j++) {
-            float *cij = c + i * ldc + j;
-            *cij = beta == 0.0f ? alpha * t[j] : alpha * t[j] + beta * *cij;
+        } else {
+            if (beta != 0.0f) {
+                r0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(ci, k0), r0);
+                r1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(ci + 8, k1), r1);
+            }
+            _mm256_maskstore_ps(ci, k0, r0);
+            _mm256_maskstore_ps(ci + 8, k1, r1);
         }
     }
 }
 
-#define ROWS_CASE(r)                                                                               \
+#define ROWS_UP_TO_MR(call) call(1) call(2) call(3) call(4) call(5) call(6)
+#define PACKED_CASE(r)                                                                             \
     case r:                                                                                        \
-        tile(r, false, k, a, rsa, csa, b, rsb, c, ldc, n, alpha, beta, pf);                        \
+        tile(r, true, k, a, 0, 0, b, NR, c, ldc, n, alpha, beta, pf);                           \
         break;
-
-static void strided_6x16(int k, const float *a, long rsa, long csa, const float *b, long rsb,
-                         float *c, long ldc, int m, int n, float alpha, float beta,
-                         const PrefetchSpan *pf) {
-    switch (m) { ROWS_CASE(1) ROWS_CASE(2) ROWS_CASE(3) ROWS_CASE(4) ROWS_CASE(5) ROWS_CASE(6) }
-}
+#define STRIDED_CASE(r)                                                                            \
+    case r:                                                                                        \
+        tile(r, false, k, a, rsa, csa, b, rsb, c, ldc, n, alpha, beta, pf);                     \
+        break;
 
 static void packed_6x16(int k, const float *a, long rsa, long csa, const float *b, long rsb,
                         float *c, long ldc, int m, int n, float alpha, float beta,
                         const PrefetchSpan *pf) {
     (void)rsa, (void)csa, (void)rsb;
-    if (m < MR)
-        strided_6x16(k, a, 1, MR, b, NR, c, ldc, m, n, alpha, beta, pf);
-    else
-        tile(MR, true, k, a, 1, MR, b, NR, c, ldc, n, alpha, beta, pf);
+    switch (m) { ROWS_UP_TO_MR(PACKED_CASE) }
 }
 
-const Ukernel ukernel_avx2 = {"avx2 6x16", MR, NR, MR, 1, 4096, 256, 512,
-                              packed_6x16, strided_6x16, pack_a_scalar, pack_b_scalar};
+static void strided_6x16(int k, const float *a, long rsa, long csa, const float *b, long rsb,
+                         float *c, long ldc, int m, int n, float alpha, float beta,
+                         const PrefetchSpan *pf) {
+    switch (m) { ROWS_UP_TO_MR(STRIDED_CASE) }
+}
+
+/* Rows [0, nrows) and columns [0, w) of the 8 x 8 block at src (row stride ld), zero elsewhere,
+ * transposed: r[q] is column q. */
+INLINE void load_transposed8(__m256 r[8], const float *src, long ld, int nrows, int w) {
+    __m256i cols = lanes8(w);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
+        r[i] = i < nrows ? _mm256_maskload_ps(src + i * ld, cols) : _mm256_setzero_ps();
+    __m256 t[8], u[8];
+#pragma GCC unroll 4
+    for (int i = 0; i < 8; i += 2) {  // pairs of rows interleaved within 128-bit lanes
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 2
+    for (int i = 0; i < 8; i += 4) {  // 4 x 4 blocks transposed within each 128-bit lane
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {  // the two 4 x 4 halves of each column
+        r[q] = _mm256_permute2f128_ps(u[q], u[q + 4], 0x20);
+        r[q + 4] = _mm256_permute2f128_ps(u[q], u[q + 4], 0x31);
+    }
+}
+
+static void pack_a_6(const Ukernel *uk, int mc, int kc, const float *a, long lda, bool ta,
+                     float *out) {
+    (void)uk;  // MR, KB: this file's constants
+    const int kp = (kc + KB - 1) / KB * KB;
+    if (ta) {  // 8 rows p at a time, walked left to right across all micro-panels
+        for (int p0 = 0; p0 < kc; p0 += KB) {
+            int w = min_i(KB, kc - p0);
+            for (int i0 = 0; i0 < mc; i0 += MR) {
+                float *dst = out + (size_t)i0 * kp + (size_t)p0 * MR;  // (MR, KB)
+                __m256 r[8];
+                load_transposed8(r, a + (size_t)p0 * lda + i0, lda, w, min_i(MR, mc - i0));
+#pragma GCC unroll 6
+                for (int i = 0; i < MR; i++) _mm256_storeu_ps(dst + i * KB, r[i]);
+            }
+        }
+        return;
+    }
+    for (int i0 = 0; i0 < mc; i0 += MR) {  // rows i: KB-float pieces copied as they are
+        int h = min_i(MR, mc - i0);
+        float *dst = out + (size_t)i0 * kp;  // (kp/KB, MR, KB)
+        for (int p0 = 0; p0 < kc; p0 += KB, dst += KB * MR) {
+            __m256i valid = lanes8(kc - p0);
+#pragma GCC unroll 6
+            for (int i = 0; i < MR; i++)
+                _mm256_storeu_ps(dst + i * KB,
+                                 i < h ? _mm256_maskload_ps(a + (size_t)(i0 + i) * lda + p0, valid)
+                                       : _mm256_setzero_ps());
+        }
+    }
+}
+
+static void pack_b_16(const Ukernel *uk, int kc, int nc, const float *b, long ldb, bool tb,
+                      float *out) {
+    (void)uk;  // NR: this file's constant
+    if (!tb) {  // each source row p walked left to right across all micro-panels
+        for (int p = 0; p < kc; p++) {
+            const float *src = b + (size_t)p * ldb;
+            for (int j0 = 0; j0 < nc; j0 += NR) {
+                float *dst = out + (size_t)j0 * kc + (size_t)p * NR;
+                if (nc - j0 >= NR) {
+                    _mm256_storeu_ps(dst, _mm256_loadu_ps(src + j0));
+                    _mm256_storeu_ps(dst + 8, _mm256_loadu_ps(src + j0 + 8));
+                } else {
+                    _mm256_storeu_ps(dst, _mm256_maskload_ps(src + j0, lanes8(nc - j0)));
+                    _mm256_storeu_ps(dst + 8, _mm256_maskload_ps(src + j0 + 8, lanes8(nc - j0 - 8)));
+                }
+            }
+        }
+        return;
+    }
+    for (int j0 = 0; j0 < nc; j0 += 8) {  // 8 rows j at a time, transposed 8 x 8
+        float *dst = out + (size_t)(j0 / NR) * NR * kc + j0 % NR;  // (kc, NR) panel, half j0 % NR
+        int rows = min_i(8, nc - j0);
+        for (int p0 = 0; p0 < kc; p0 += 8) {
+            int wp = min_i(8, kc - p0);
+            __m256 r[8];
+            load_transposed8(r, b + (size_t)j0 * ldb + p0, ldb, rows, wp);
+#pragma GCC unroll 8
+            for (int q = 0; q < 8; q++)
+                if (q < wp) _mm256_storeu_ps(dst + (size_t)(p0 + q) * NR, r[q]);
+        }
+        if (j0 + 8 >= nc && j0 % NR == 0)  // a panel's zero right half
+            for (int p = 0; p < kc; p++) _mm256_storeu_ps(dst + (size_t)p * NR + 8, _mm256_setzero_ps());
+    }
+}
+
+const Ukernel ukernel_avx2 = {"avx2 6x16", MR, NR, MR, KB, 4096, 256, 256,
+                              packed_6x16, strided_6x16, pack_a_6, pack_b_16};
