@@ -6,10 +6,11 @@
  *   C is M x N with ldc >= N. beta == 0 means C is write-only: its old contents (even NaN) are
  *   never read.
  * Backends: "ref" (naive loops, the test oracle), "blocked" (ours: BLIS-style packing and SIMD
- * micro-kernels), "openblas" (cblas_sgemm of the OpenMP build). A backend is chosen once by name
- * (config or the NMT_GEMM environment variable; "auto" = blocked when a SIMD micro-kernel fits
- * this CPU, else openblas) and logged. "blocked-avx512", "blocked-avx2" and "blocked-portable"
- * force one micro-kernel (for tests and benchmarks).
+ * micro-kernels), "openblas" (cblas_sgemm of the OpenMP build), and "auto" (the default), which
+ * sends each product to blocked or openblas by its shape class, as measured on this machine
+ * (gemm_auto.c). A backend is chosen once by name (config or the NMT_GEMM environment variable)
+ * and logged. "blocked-avx512", "blocked-avx2" and "blocked-portable" force one micro-kernel (for
+ * tests and benchmarks).
  * Two entry points per backend:
  *   sgemm         may use every OpenMP thread: call it outside parallel regions;
  *   sgemm_serial  never spawns threads: safe inside `omp parallel` loops (attention per head). */
@@ -28,6 +29,27 @@ typedef struct GemmImpl {
     SgemmFn sgemm_serial;
 } GemmImpl;
 
+/* The shape classes "auto" decides for, each with its own backend:
+ *   attention  M*N*K <= GEMM_SMALL_WORK: the per-(sentence, head) products, which attention runs
+ *              through sgemm_serial inside its own parallel loop;
+ *   wgrad      TN with K >= M and K >= N: weight gradients, summed over the tokens;
+ *   large      all other products: projections, FFN, the output layer. */
+typedef enum { GEMM_CLASS_LARGE, GEMM_CLASS_WGRAD, GEMM_CLASS_ATTENTION, GEMM_CLASSES } GemmClass;
+extern const char *const gemm_class_names[GEMM_CLASSES];  // "large", "wgrad", "attention"
+GemmClass gemm_class(bool ta, bool tb, int M, int N, int K);
+
+/* What "auto" runs at a thread count, and how that was decided. */
+typedef struct GemmAutoChoice {
+    const GemmImpl *backend[GEMM_CLASSES];  // blocked or openblas, per class
+    double ms[GEMM_CLASSES][2];             // measured ms of blocked and of openblas; 0: none
+    int threads;                            // the thread count it holds for
+    const char *source;                     // "measured", "cached" or "default"
+    char note[768];                         // how, for the log: timing, cache file, or why none
+} GemmAutoChoice;
+
+/* The choice "auto" makes at the current thread count (decided on first use, see gemm_auto.c). */
+const GemmAutoChoice *gemm_auto_choice(void);
+
 /* The backend called `name` ("auto", "ref", "blocked", "openblas", "blocked-<ukernel>"); NULL if
  * unknown or not runnable on this CPU.
  * Does not consult the environment and does not log. */
@@ -41,7 +63,8 @@ const GemmImpl *gemm_select(const char *name);
  * fallback kernel set for a CPU it does not recognise); NULL when there is none. */
 const char *gemm_warning(const GemmImpl *g);
 
-/* Threads for the next `sgemm` calls of every backend (OpenMP and OpenBLAS's pool). */
+/* Threads for the next `sgemm` calls of every backend (OpenMP and OpenBLAS's pool); "auto", once
+ * in use, then takes its choice for that thread count. Call it outside parallel regions. */
 void gemm_set_threads(int n);
 
 #endif

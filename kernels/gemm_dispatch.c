@@ -1,11 +1,11 @@
-/* gemm_dispatch.c: backend lookup by name, the "auto" policy and the NMT_GEMM override. */
+/* gemm_dispatch.c: backend lookup by name and the NMT_GEMM override ("auto" is gemm_auto.c). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "cpu.h"
+#include "gemm_auto.h"
 #include "gemm_backends.h"
 
 const GemmImpl *gemm_lookup(const char *name) {
@@ -13,8 +13,7 @@ const GemmImpl *gemm_lookup(const char *name) {
     if (!strcmp(name, "openblas")) return gemm_openblas_get();
     if (!strcmp(name, "blocked")) return gemm_blocked_best();
     if (!strncmp(name, "blocked-", 8)) return gemm_blocked_variant(name + 8);
-    if (!strcmp(name, "auto"))
-        return cpu_has_avx512() || cpu_has_avx2_fma() ? gemm_blocked_best() : gemm_openblas_get();
+    if (!strcmp(name, "auto")) return gemm_auto_get();
     return NULL;
 }
 
@@ -27,8 +26,10 @@ const GemmImpl *gemm_select(const char *name) {
               env && *env ? " (from NMT_GEMM)" : "");
     static const GemmImpl *logged;
     if (logged != g) {
-        fprintf(stderr, "[gemm] backend %s (%s)%s\n", g->name, g->detail,
-                env && *env ? ", set by NMT_GEMM" : "");
+        fprintf(stderr,
+                strcmp(g->name, "auto") ? "[gemm] backend %s (%s)%s\n"
+                                        : "[gemm] backend %s -> %s%s\n",  // the choice per class
+                g->name, g->detail, env && *env ? ", set by NMT_GEMM" : "");
         const char *warning = gemm_warning(g);
         if (warning) fprintf(stderr, "[gemm] warning: %s\n", warning);
         logged = g;
@@ -37,10 +38,15 @@ const GemmImpl *gemm_select(const char *name) {
 }
 
 const char *gemm_warning(const GemmImpl *g) {
-    return g == gemm_openblas_get() ? gemm_openblas_warning() : NULL;
+    bool uses_openblas = g == gemm_openblas_get();
+    if (!strcmp(g->name, "auto"))
+        for (int k = 0; k < GEMM_CLASSES; k++)
+            uses_openblas |= gemm_auto_choice()->backend[k] == gemm_openblas_get();
+    return uses_openblas ? gemm_openblas_warning() : NULL;
 }
 
 void gemm_set_threads(int n) {
     omp_set_num_threads(n);
     gemm_openblas_set_threads(n);
+    gemm_auto_threads_changed(n);
 }

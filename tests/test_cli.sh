@@ -69,6 +69,20 @@ else
     cat resident.json
     failed=$((failed + 1))
 fi
+# `auto` is a backend of bench gemm, whose header says what it runs per class (ctest sets
+# NMT_GEMM_AUTOTUNE=0: its default, no measuring); a bad NMT_GEMM_AUTOTUNE is refused.
+"$NMT" bench gemm --shapes attn_qk_64 --backends auto,blocked --threads 1 --reps 1 --json \
+    > auto.json 2>&1
+if grep -q '^{"bench":"gemm","auto":"default","threads":1,"large":"[a-z]*","wgrad":"[a-z]*","attention":"[a-z]*"}$' auto.json &&
+   grep -q '"backend":"auto","gflops":' auto.json; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: bench gemm --backends auto,blocked: no auto choice line or no auto row:"
+    cat auto.json
+    failed=$((failed + 1))
+fi
+expect 1 "NMT_GEMM_AUTOTUNE must be 0" env NMT_GEMM_AUTOTUNE=maybe "$NMT" bench gemm \
+    --shapes attn_qk_64 --backends auto --threads 1 --reps 1
 printf 'a\nb\nc\n' > three.en
 printf 'x\ny\n' > two.de
 cat > mismatch.yaml <<YAML

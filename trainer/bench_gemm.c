@@ -4,6 +4,8 @@
  *   NN/NT/TN, and the weight gradients (TN), through the threaded `sgemm`;
  *   attention shapes: a batch of 1312 independent (sentence, head) products, OpenMP over the
  *   batch with `sgemm_serial` inside, as attention calls them.
+ * The header says what "auto" runs per shape class at each thread count; `auto` is a backend
+ * name like the others, to compare it side by side.
  * Backends run interleaved within each repetition, so machine noise hits all of them alike; the
  * reported figure is the median over repetitions, and the ratio first/second backend is taken
  * from those medians. The FP32 FMA peak measured at each thread count puts the first backend's
@@ -148,11 +150,13 @@ static void usage(FILE *out) {
             "backend to the second measured in the same run (backends interleaved per repetition),\n"
             "the first backend's share of the measured FP32 FMA peak at that thread count, and the\n"
             "median ratio per shape group (large: d512 and d256; attention) and thread count.\n"
+            "The header says which backend `auto` runs per shape class at each thread count.\n"
             "Attention rows also give a roofline bound: the operand bytes of a pass at the read\n"
             "bandwidth measured on the same buffers, capped by the FMA peak (GFLOP/s).\n"
             "  --shapes    groups (d512, d256, attn) or shape names (e.g. ffn1_d512: its NN, NT\n"
             "              and TN rows) to run (default d512,d256,attn)\n"
-            "  --backends  comma-separated GEMM backends (default blocked,openblas)\n"
+            "  --backends  comma-separated GEMM backends: blocked, openblas, auto, ref,\n"
+            "              blocked-<isa> (default blocked,openblas)\n"
             "  --threads   comma-separated thread counts (default 1 and all cores)\n"
             "  --reps      repetitions per measurement, median reported (default 7)\n"
             "  --resident  attention batches cycle over the operands of N products, which stay in\n"
@@ -233,20 +237,25 @@ int bench_gemm(int argc, char **argv) {
 
     Shape shapes[MAX_SHAPES];
     int nshapes = select_shapes(shapes_arg, shapes);
+    char *tnames[MAX_THREADS];
+    int nthreads = split_list(threads_arg, tnames, MAX_THREADS), threads[MAX_THREADS];
+    for (int t = 0; t < nthreads; t++)
+        threads[t] = args_int("bench gemm", "--threads", tnames[t], 1, 1024);
     char *bnames[MAX_BACKENDS];
     int nb = split_list(backends_arg, bnames, MAX_BACKENDS);
+    if (!nshapes || !nb || !nthreads)
+        args_usage_error("bench gemm", "--shapes, --backends and --threads need at least one item");
+    gemm_set_threads(threads[0]);  // "auto" decides at the first thread count first
     const GemmImpl *backends[MAX_BACKENDS];
     for (int b = 0; b < nb; b++) {
         backends[b] = gemm_lookup(bnames[b]);
         if (!backends[b]) args_usage_error("bench gemm", "unknown GEMM backend '%s'", bnames[b]);
     }
-    char *tnames[MAX_THREADS];
-    int nthreads = split_list(threads_arg, tnames, MAX_THREADS), threads[MAX_THREADS];
-    for (int t = 0; t < nthreads; t++)
-        threads[t] = args_int("bench gemm", "--threads", tnames[t], 1, 1024);
-
-    if (!nshapes || !nb || !nthreads)
-        args_usage_error("bench gemm", "--shapes, --backends and --threads need at least one item");
+    GemmAutoChoice autoc[MAX_THREADS];  // what "auto" runs at each thread count
+    for (int t = 0; t < nthreads; t++) {
+        gemm_set_threads(threads[t]);
+        autoc[t] = *gemm_auto_choice();
+    }
     FmaPeak peak[MAX_THREADS];
     for (int t = 0; t < nthreads; t++) peak[t] = fma_peak_measure(threads[t]);
     if (json) {
@@ -254,17 +263,36 @@ int bench_gemm(int argc, char **argv) {
             printf("{\"bench\":\"gemm\",\"shape\":\"peak\",\"threads\":%d,\"isa\":\"%s\","
                    "\"gflops\":%.2f}\n",
                    threads[t], peak[t].isa, peak[t].gflops);
+        for (int t = 0; t < nthreads; t++) {
+            printf("{\"bench\":\"gemm\",\"auto\":\"%s\",\"threads\":%d", autoc[t].source,
+                   threads[t]);
+            for (int k = 0; k < GEMM_CLASSES; k++) {
+                printf(",\"%s\":\"%s\"", gemm_class_names[k], autoc[t].backend[k]->name);
+                if (autoc[t].ms[k][0] > 0)
+                    printf(",\"%s_ms_blocked\":%.3f,\"%s_ms_openblas\":%.3f", gemm_class_names[k],
+                           autoc[t].ms[k][0], gemm_class_names[k], autoc[t].ms[k][1]);
+            }
+            printf("}\n");
+        }
         for (int b = 0; b < nb; b++)
             printf("{\"bench\":\"gemm\",\"backend\":\"%s\",\"detail\":\"%s\"}\n", bnames[b],
-                   backends[b]->detail);
+                   strcmp(backends[b]->name, "auto") ? backends[b]->detail : "per shape class");
     } else {
         printf("# FP32 FMA peak (%s loop):", peak[0].isa);
         for (int t = 0; t < nthreads; t++)
             printf("%s %.1f GFLOP/s at %d thread%s", t ? "," : "", peak[t].gflops, threads[t],
                    threads[t] > 1 ? "s" : "");
+        for (int t = 0; t < nthreads; t++) {
+            printf("\n# auto:");
+            for (int k = 0; k < GEMM_CLASSES; k++)
+                printf("%s %s: %s", k ? "," : "", gemm_class_names[k], autoc[t].backend[k]->name);
+            printf(" (%s)", autoc[t].note);
+        }
         printf("\n# backends:");
         for (int b = 0; b < nb; b++)
-            printf("%s %s (%s)", b ? "," : "", bnames[b], backends[b]->detail);
+            printf("%s %s (%s)", b ? "," : "", bnames[b],
+                   strcmp(backends[b]->name, "auto") ? backends[b]->detail
+                                                     : "per shape class, as above");
         printf("\n# GFLOP/s, median of %d repetitions; %%peak: %s against the FMA peak at the "
                "row's thread count\n",
                reps, bnames[0]);
