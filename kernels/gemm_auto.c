@@ -7,9 +7,9 @@
  *     time budget (0.3-0.4 s in all on a 2-core AVX2 EPYC);
  *   - OpenBLAS wins a class only when it is at least OPENBLAS_MARGIN faster: near ties go to
  *     blocked, whose results are bit-identical for any thread count;
- *   - the choice is cached per machine key (CPU model, the blocked backend's ISA and micro-kernel,
- *     OpenBLAS version and core, thread count) in $XDG_CACHE_HOME/nmt/ and read back by later
- *     runs; an unreadable or foreign file is measured again and replaced.
+ *   - the choice is cached per machine key (CPU model, the blocked backend's ISA, micro-kernel and
+ *     revision, OpenBLAS version and core, thread count) in $XDG_CACHE_HOME/nmt/ and read back by
+ *     later runs; an unreadable or foreign file is measured again and replaced.
  * NMT_GEMM_AUTOTUNE=0 skips measuring and cache (blocked when a SIMD micro-kernel fits this CPU,
  * else openblas), NMT_GEMM_AUTOTUNE=refresh measures again. */
 #include <errno.h>
@@ -98,10 +98,10 @@ void gemm_auto_key(char *out, size_t size, const char *cpu_model, const char *is
 }
 
 void gemm_auto_machine_key(char *out, size_t size, int threads) {
-    char model[256];
+    char model[256], blocked[256];
     cpu_model(model, sizeof model);
-    gemm_auto_key(out, size, model, blocked_isa(), gemm_blocked_best()->detail,
-                  gemm_openblas_get()->detail, threads);
+    snprintf(blocked, sizeof blocked, "%s r%d", gemm_blocked_best()->detail, GEMM_BLOCKED_REVISION);
+    gemm_auto_key(out, size, model, blocked_isa(), blocked, gemm_openblas_get()->detail, threads);
 }
 
 static uint64_t fnv1a(const char *s) {

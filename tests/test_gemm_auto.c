@@ -15,6 +15,7 @@
 #include "cpu.h"
 #include "gemm.h"
 #include "gemm_auto.h"
+#include "gemm_backends.h"
 #include "test_util.h"
 
 /* ---- fake backends that record their last call ---- */
@@ -191,9 +192,11 @@ static void test_key(void) {
     gemm_auto_machine_key(machine, sizeof machine, 3);
     snprintf(expect_threads, sizeof expect_threads, "threads=3");
     const char *isa = cpu_has_avx512() ? "isa=avx512" : cpu_has_avx2_fma() ? "isa=avx2" : NULL;
+    char expect_revision[32];
+    snprintf(expect_revision, sizeof expect_revision, " r%d; ", GEMM_BLOCKED_REVISION);
     EXPECT(strstr(machine, expect_threads) && strstr(machine, "openblas=OpenBLAS") &&
-               (!isa || strstr(machine, isa)),
-           "machine key '%s' lacks the threads, OpenBLAS or ISA", machine);
+               strstr(machine, expect_revision) && (!isa || strstr(machine, isa)),
+           "machine key '%s' lacks the threads, OpenBLAS, ISA or blocked revision", machine);
     unsetenv("XDG_CACHE_HOME");
     setenv("HOME", "/home/someone", 1);
     EXPECT(gemm_auto_cache_path(path, sizeof path, key0) &&
