@@ -13,7 +13,7 @@ typedef struct FmaPeak {
  * timed rounds. */
 FmaPeak fma_peak_measure(int threads);
 
-/* The loops, one per ISA (each built with its own flags): `iters` iterations of independent FMA
+/* The loops, one per ISA (each built with its own flags, on x86 only): `iters` iterations of independent FMA
  * chains started from `seed`; return the FLOPs done and store a result in *sink so the work
  * cannot be optimized away. */
 double fma_loop_avx512(long iters, float seed, float *sink);  // fma_peak_avx512.c

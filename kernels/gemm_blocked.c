@@ -19,7 +19,6 @@
  * Small products (attention-sized) take no threads and no packing of A, and pack B only to
  * transpose it: the micro-kernel reads the operands through their strides.
  * Packing buffers are allocated once per thread and reused: fresh memory is slow to touch. */
-#include <immintrin.h>
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -212,7 +211,7 @@ static void publish(int *counter, int amount) {
 static void wait_for(const int *counter, int target) {
     for (int spins = 0; __atomic_load_n(counter, __ATOMIC_ACQUIRE) < target; spins++) {
         if (spins < 2000)
-            _mm_pause();
+            cpu_relax();
         else
             sched_yield();
     }
@@ -404,19 +403,25 @@ static void blocked_parallel(const Ukernel *uk, bool ta, bool tb, int M, int N, 
     }                                                                                              \
     static const GemmImpl tag = {"blocked", detail, tag##_parallel, tag##_serial};
 
+#if CPU_X86
 BLOCKED_VARIANT(blocked_avx512, ukernel_avx512, "avx512 12x32 micro-kernel")
 BLOCKED_VARIANT(blocked_avx2, ukernel_avx2, "avx2+fma 6x16 micro-kernel")
+#endif
 BLOCKED_VARIANT(blocked_portable, ukernel_portable, "portable C 4x16 micro-kernel")
 
 const GemmImpl *gemm_blocked_variant(const char *ukernel) {
+#if CPU_X86
     if (!strcmp(ukernel, "avx512")) return cpu_has_avx512() ? &blocked_avx512 : NULL;
     if (!strcmp(ukernel, "avx2")) return cpu_has_avx2_fma() ? &blocked_avx2 : NULL;
+#endif
     if (!strcmp(ukernel, "portable")) return &blocked_portable;
     return NULL;
 }
 
 const GemmImpl *gemm_blocked_best(void) {
-    return cpu_has_avx512()     ? &blocked_avx512
-           : cpu_has_avx2_fma() ? &blocked_avx2
-                                : &blocked_portable;
+#if CPU_X86
+    if (cpu_has_avx512()) return &blocked_avx512;
+    if (cpu_has_avx2_fma()) return &blocked_avx2;
+#endif
+    return &blocked_portable;
 }

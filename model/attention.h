@@ -50,6 +50,11 @@ typedef struct AttnImpl {
     void (*kv_extra_backward)(const Ctx *c, const AttnDims *d, const AttnParams *p,
                               const AttnParams *g, float *dxkv, const float *dcs, const float *xkv,
                               int Nk);
+    /* FLOPs (2 per multiply-add) of the matrix products of scores_forward for (B, Tq, Tk), and
+     * of kv_extra_forward per key; scores_backward and kv_extra_backward do twice as many (one
+     * product per operand's gradient). model/flops.c counts the rest. */
+    double (*scores_flops)(const AttnDims *d, int B, int Tq, int Tk);
+    double (*kv_extra_flops)(const AttnDims *d, const AttnParams *p);
     /* Floats of workspace that scores_forward / scores_backward need. */
     size_t (*work_floats)(const AttnDims *d, int B, int Tq, int Tk, int nthreads);
     /* S(B, H, Tq, Tk) = scale * scores of q(B, Tq, W) against k(B, kvs, W) [+ content cs(B, kvs, H)] */

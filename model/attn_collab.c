@@ -59,6 +59,17 @@ static void collab_kv_extra_backward(const Ctx *c, const AttnDims *d, const Attn
     if (p->u) linear_backward(c, dxkv, g->u, NULL, dcs, xkv, p->u, Nk, d->D, d->H);
 }
 
+/* Every head scores the full width W: (H*Tq, W) x (W, Tk) per sentence. The query mixing is
+ * elementwise and not counted. */
+static double collab_scores_flops(const AttnDims *d, int B, int Tq, int Tk) {
+    return 2.0 * B * d->H * Tq * Tk * d->W;
+}
+
+/* The content score of a key, y U^T: (1, D) x (D, H). */
+static double collab_kv_extra_flops(const AttnDims *d, const AttnParams *p) {
+    return p->u ? 2.0 * d->D * d->H : 0.0;
+}
+
 /* Per thread: the stacked mixed queries and their gradient (2, H*Tq, W); then (B, H, W)
  * per-sentence mixing gradients. */
 static size_t collab_work_floats(const AttnDims *d, int B, int Tq, int Tk, int nthreads) {
@@ -149,6 +160,8 @@ const AttnImpl attn_collab = {
     .bind = collab_bind,
     .kv_extra_forward = collab_kv_extra_forward,
     .kv_extra_backward = collab_kv_extra_backward,
+    .scores_flops = collab_scores_flops,
+    .kv_extra_flops = collab_kv_extra_flops,
     .work_floats = collab_work_floats,
     .scores_forward = collab_scores_forward,
     .scores_backward = collab_scores_backward,

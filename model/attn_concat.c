@@ -34,6 +34,16 @@ static size_t concat_work_floats(const AttnDims *d, int B, int Tq, int Tk, int n
     return 0;
 }
 
+/* Head h: (Tq, W/H) x (W/H, Tk) per sentence. */
+static double concat_scores_flops(const AttnDims *d, int B, int Tq, int Tk) {
+    return 2.0 * B * Tq * Tk * d->W;
+}
+
+static double concat_kv_extra_flops(const AttnDims *d, const AttnParams *p) {
+    (void)d, (void)p;
+    return 0.0;
+}
+
 static void concat_scores_forward(const Ctx *c, const AttnDims *d, const AttnParams *p, float *S,
                                   const float *q, const float *k, const float *cs, int B, int Tq,
                                   int Tk, int kvs, float *work) {
@@ -73,6 +83,8 @@ const AttnImpl attn_concat = {
     .bind = concat_bind,
     .kv_extra_forward = NULL,
     .kv_extra_backward = NULL,
+    .scores_flops = concat_scores_flops,
+    .kv_extra_flops = concat_kv_extra_flops,
     .work_floats = concat_work_floats,
     .scores_forward = concat_scores_forward,
     .scores_backward = concat_scores_backward,

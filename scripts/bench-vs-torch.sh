@@ -1,16 +1,43 @@
 #!/usr/bin/env bash
-# scripts/bench-vs-torch.sh [REPS]: our training step and decoding against the PyTorch anchor
-# (../shared/peers/torch_transformer_bench.py, Debian's python3-torch) on the same small config,
-# batch and thread count, run alternately REPS times (default 3) so machine noise hits both;
-# prints the medians and the ratios ours/PyTorch for tokens/s, peak RSS and sentences/s.
+# scripts/bench-vs-torch.sh [--isa native|avx2] [REPS]: our training step and decoding against the
+# PyTorch anchor (../shared/peers/torch_transformer_bench.py, Debian's python3-torch) on the same
+# small config, batch and thread count, run alternately REPS times (default 3) so machine noise
+# hits both; prints the medians and the ratios ours/PyTorch for tokens/s, peak RSS and
+# sentences/s, and our GFLOP/s and share of the FP32 FMA peak.
+#   --isa native  (default) ours as built in build/release, both at this CPU's widest ISA
+#   --isa avx2    AVX2 on any x86 CPU, also one with AVX-512: ours built for x86-64-v3 in
+#                 build/x86-64-v3 (NMT_ARCH, no AVX-512 code runs) with OPENBLAS_CORETYPE=Haswell,
+#                 PyTorch with ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2
+#                 OPENBLAS_CORETYPE=Haswell
+#   NMT=path      our binary (skips the build of --isa avx2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-reps=${1:-3}
-nmt=${NMT:-build/release/trainer/nmt}
+isa=native reps=3
+while [ $# -gt 0 ]; do
+    case $1 in
+        --isa) isa=${2:?--isa needs native or avx2}; shift 2 ;;
+        [0-9]*) reps=$1; shift ;;
+        *) echo "usage: $0 [--isa native|avx2] [REPS]" >&2; exit 2 ;;
+    esac
+done
+ours_env=() peer_env=()
+case $isa in
+    native) nmt=${NMT:-build/release/trainer/nmt} ;;
+    avx2)
+        if [ -z "${NMT:-}" ]; then
+            cmake -S . -B build/x86-64-v3 -DCMAKE_BUILD_TYPE=Release -DNMT_ARCH=x86-64-v3 >/dev/null
+            cmake --build build/x86-64-v3 -j "$(nproc)" --target nmt >/dev/null
+        fi
+        nmt=${NMT:-build/x86-64-v3/trainer/nmt}
+        ours_env=(OPENBLAS_CORETYPE=Haswell)
+        peer_env=(ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell) ;;
+    *) echo "--isa: expected native or avx2, not '$isa'" >&2; exit 2 ;;
+esac
 torch=${NMT_SHARED:-../shared}/peers/torch_transformer_bench.py
 threads=$(nproc)
 [ -x "$nmt" ] || { echo "build first (scripts/demo.sh or cmake): $nmt is missing" >&2; exit 1; }
 [ -f "$torch" ] || { echo "$torch is missing" >&2; exit 1; }
+echo "ISA $isa: ours ${ours_env[*]:-} $nmt; PyTorch ${peer_env[*]:-}" >&2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for r in $(seq 1 "$reps"); do
@@ -19,11 +46,11 @@ for r in $(seq 1 "$reps"); do
         targs=(--attn concat)
         [ $mode = collab ] && cfg=configs/bench-small-collab.yaml && targs=(--attn collab --dkt 128)
         echo "rep $r: $mode" >&2
-        "$nmt" bench train -c "$cfg" --set train.threads="$threads" --json 2>/dev/null |
-            sed "s/^/OURS $mode /" >> "$out"
-        "$nmt" bench decode -c "$cfg" --set train.threads="$threads" --json 2>/dev/null |
-            sed "s/^/OURS $mode /" >> "$out"
-        OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$torch" --config tiny "${targs[@]}" \
+        env "${ours_env[@]}" "$nmt" bench train -c "$cfg" --set train.threads="$threads" --json \
+            2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
+        env "${ours_env[@]}" "$nmt" bench decode -c "$cfg" --set train.threads="$threads" --json \
+            2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
+        env "${peer_env[@]}" OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$torch" --config tiny "${targs[@]}" \
             --threads "$threads" --decode 2>/dev/null | grep -E '^(TORCH|DECODE)' |
             sed "s/^/PEER $mode /" >> "$out"
     done
@@ -35,11 +62,15 @@ for line in open(sys.argv[1]):
     who, mode, rest = line.split(" ", 2)
     if who == "OURS":
         e = json.loads(rest)
+        what = "train" if e["bench"] == "train" else e["mode"]
         if e["bench"] == "train":
             ours.setdefault((mode, "tokens/s"), []).append(e["tokens_per_s"])
             ours.setdefault((mode, "peak RSS MB"), []).append(e["peak_rss_mb"])
         else:
-            ours.setdefault((mode, e["mode"] + " sent/s"), []).append(e["sentences_per_s"])
+            ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
+        ours.setdefault((mode, what + " GFLOP/s"), []).append(e["gflops"])
+        ours.setdefault((mode, what + " %peak"), []).append(e["pct_peak"])
+        arch = f"{e['arch']} build, FMA peak {e['peak_gflops']:.0f} GFLOP/s ({e['peak_isa']} loop)"
     else:
         kv = dict(re.findall(r"(\w+)=(\S+)", rest))
         if rest.startswith("TORCH"):
@@ -48,10 +79,13 @@ for line in open(sys.argv[1]):
         else:
             name = "greedy" if kv["mode"] == "greedy" else "beam"
             peer.setdefault((mode, name + " sent/s"), []).append(float(kv["sent_s"]))
+print(f"ours: {arch}")
 print(f"{'attention':10s} {'measure':14s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s}")
 for key in sorted(ours):
-    if key not in peer:
+    o = statistics.median(ours[key])
+    if key not in peer:  # ours only: the work of the matrix products (model/flops.h)
+        print(f"{key[0]:10s} {key[1]:14s} {o:10.1f} {'-':>10s} {'-':>7s}")
         continue
-    o, p = statistics.median(ours[key]), statistics.median(peer[key])
+    p = statistics.median(peer[key])
     print(f"{key[0]:10s} {key[1]:14s} {o:10.1f} {p:10.1f} {o / p:7.2f}")
 PY

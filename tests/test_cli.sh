@@ -83,6 +83,22 @@ else
 fi
 expect 1 "NMT_GEMM_AUTOTUNE must be 0" env NMT_GEMM_AUTOTUNE=maybe "$NMT" bench gemm \
     --shapes attn_qk_64 --backends auto --threads 1 --reps 1
+# bench train counts the step's work: 10 sentences of 10 tokens of a 1+1-layer D 32 model are
+# 0.0149 GFLOP (attention 8.72M, FFN 4.92M, output 1.23M FLOPs, counted by hand).
+cat > tiny.yaml <<YAML
+model: {vocab_size: 64, d_model: 32, heads: 4, ffn: 64, enc_layers: 1, dec_layers: 1}
+train: {batch_tokens: 100, threads: 1}
+YAML
+"$NMT" bench train -c tiny.yaml --len 10 --warmup 0 --steps 1 --json > train.json 2>&1
+num() { grep -o "\"$1\":[0-9.]*" train.json | sed 's/.*://'; }
+if grep -q '"gflop_per_step":0.0149,' train.json && grep -q '"arch":"[a-z0-9-]*"' train.json &&
+   awk -v g="$(num gflops)" -v p="$(num pct_peak)" 'BEGIN{exit !(g > 0 && p > 0)}'; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: bench train: GFLOP per step not 0.0149, or no GFLOP/s, %peak or arch:"
+    cat train.json
+    failed=$((failed + 1))
+fi
 printf 'a\nb\nc\n' > three.en
 printf 'x\ny\n' > two.de
 cat > mismatch.yaml <<YAML

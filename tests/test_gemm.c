@@ -9,6 +9,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "gemm.h"
 #include "rng.h"
 #include "test_util.h"
@@ -133,10 +134,14 @@ static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, Rng
 int main(void) {
     Rng r = rng_init(1234, 0);
     const char *variants[] = {"blocked-avx512", "blocked-avx2", "blocked-portable", "openblas"};
+#if CPU_X86
     const Ukernel *kernels[] = {&ukernel_avx512, &ukernel_avx2, &ukernel_portable};
+#else
+    const Ukernel *kernels[] = {&ukernel_portable};
+#endif
     Size sizes[64];  // room for the edges of all three micro-kernels and the extra sizes
     int ns = 0;
-    for (int k = 0; k < 3; k++) ns += edge_sizes(kernels[k], sizes + ns);
+    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) ns += edge_sizes(kernels[k], sizes + ns);
     sizes[ns++] = (Size){25, 25, 64};   // attention scores, one head
     sizes[ns++] = (Size){25, 64, 25};   // attention probabilities times values
     sizes[ns++] = (Size){5, 3, 0};      // K = 0: C = beta * C

@@ -1,7 +1,9 @@
 /* bench_decode.c: `nmt bench decode`, decoding speed with greedy and beam search. Without -m it
  * uses a randomly initialised model of the config, 500 synthetic sentences of 25 tokens in
  * batches of 100 and a fixed output length of 25 (EOS ignored), as the PyTorch anchor
- * (../shared/peers/torch_transformer_bench.py --decode) does, so the two compare. */
+ * (../shared/peers/torch_transformer_bench.py --decode) does, so the two compare. The work of
+ * the matrix products (model/flops.h) gives GFLOP/s and the share of the FP32 FMA peak measured
+ * on the same threads. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,9 @@
 #include "args.h"
 #include "bench.h"
 #include "config.h"
+#include "cpu.h"
+#include "flops.h"
+#include "fma_peak.h"
 #include "model.h"
 #include "rng.h"
 #include "search.h"
@@ -20,7 +25,8 @@ static void usage(FILE *out) {
             "                        [--batch 100] [--len 25] [--beam 4] [--json]\n\n"
             "Sentences/s and tokens/s of greedy and beam search on synthetic sentences of --len\n"
             "tokens, emitting exactly --len tokens each (EOS ignored), with a random model of\n"
-            "the config.\n");
+            "the config, and the matrix-product work as GFLOP/s and %% of the measured FP32\n"
+            "FMA peak.\n");
 }
 
 int bench_decode(int argc, char **argv) {
@@ -63,6 +69,10 @@ int bench_decode(int argc, char **argv) {
     for (int i = 0; i < n_sent * len; i++) src[i] = 4 + (int32_t)rng_below(&r, V - 4);
     for (int s = 0; s < n_sent; s++) src_len[s] = len;
     Ctx c = {gemm, 0, 0, false};
+    const FmaPeak peak = fma_peak_measure(m.nthreads);
+    if (!json)
+        printf("FP32 FMA peak %.1f GFLOP/s (%s loop, %d threads, build %s)\n", peak.gflops,
+               peak.isa, m.nthreads, cpu_build_arch());
     const int beams[2] = {1, beam};
     for (int run = 0; run < 2; run++) {
         int k = beams[run];
@@ -77,24 +87,30 @@ int bench_decode(int argc, char **argv) {
         search_batch(&st, &c, &o, src, src_len, batch < 8 ? batch : 8, len, &res);  // warm-up
         double t0 = now_seconds();
         long tokens = 0;
+        double flops = 0.0;
         for (int s0 = 0; s0 < n_sent; s0 += batch) {
             int n = n_sent - s0 < batch ? n_sent - s0 : batch;
             search_batch(&st, &c, &o, src + (size_t)s0 * len, src_len + s0, n, len, &res);
             for (int s = 0; s < n; s++) tokens += out_len[s];
+            flops += model_flops_total(model_decode_flops(&m, n, len, len, k));
         }
-        double dt = now_seconds() - t0;
+        double dt = now_seconds() - t0, gflops = flops / dt / 1e9;
         const char *mode = k == 1 ? "greedy" : "beam";
         if (json)
             printf("{\"bench\":\"decode\",\"attention\":\"%s\",\"dk\":%d,\"mode\":\"%s\",\"beam\":%d,"
                    "\"sentences\":%d,\"batch\":%d,\"out_len\":%d,\"threads\":%d,\"seconds\":%.3f,"
-                   "\"sentences_per_s\":%.1f,\"tokens_per_s\":%.0f}\n",
+                   "\"sentences_per_s\":%.1f,\"tokens_per_s\":%.0f,\"gflop\":%.3f,\"gflops\":%.2f,"
+                   "\"pct_peak\":%.1f,\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"}\n",
                    cfg.model.attention, config_model_dk(&cfg.model), mode, k, n_sent, batch, len,
-                   m.nthreads, dt, n_sent / dt, tokens / dt);
+                   m.nthreads, dt, n_sent / dt, tokens / dt, flops / 1e9, gflops,
+                   100.0 * gflops / peak.gflops, peak.gflops, peak.isa, cpu_build_arch());
         else
             printf("decode %-6s beam %-2d %s attention (dk %d): %d sentences in %.2f s = %.1f "
-                   "sentences/s, %.0f tokens/s (batch %d, %d tokens out, %d threads)\n",
+                   "sentences/s, %.0f tokens/s, %.1f GFLOP/s = %.1f%% of the FMA peak (batch %d, "
+                   "%d tokens out, %d threads)\n",
                    mode, k, cfg.model.attention, config_model_dk(&cfg.model), n_sent, dt,
-                   n_sent / dt, tokens / dt, batch, len, m.nthreads);
+                   n_sent / dt, tokens / dt, gflops, 100.0 * gflops / peak.gflops, batch, len,
+                   m.nthreads);
         fflush(stdout);
         free(out), free(out_len), free(score);
         decode_free(&st);

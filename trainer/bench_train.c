@@ -2,8 +2,9 @@
  * AdamW) on synthetic batches of the config's token budget: every sentence `--len` tokens on
  * both sides (no padding), batch = round(batch_tokens / len) sentences, as the PyTorch anchor
  * (../shared/peers/torch_transformer_bench.py) does, so the two compare. Reports target
- * tokens/s and ms per step (medians over --steps after --warmup), the split by phase, and the
- * peak RSS of the process. */
+ * tokens/s and ms per step (medians over --steps after --warmup), the split by phase, the
+ * step's matrix-product work (model/flops.h) as GFLOP/s and as a share of the FP32 FMA peak
+ * measured on the same threads, and the peak RSS of the process. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,9 @@
 #include "args.h"
 #include "bench.h"
 #include "config.h"
+#include "cpu.h"
+#include "flops.h"
+#include "fma_peak.h"
 #include "model.h"
 #include "optimizer.h"
 #include "rng.h"
@@ -22,7 +26,8 @@ static void usage(FILE *out) {
             "usage: nmt bench train -c CONFIG [-c MORE] [--set key=value] [--len 25]\n"
             "                       [--warmup 3] [--steps 10] [--json]\n\n"
             "Times training steps (forward, backward, AdamW) on synthetic batches of the\n"
-            "config's train.batch_tokens with sentences of --len tokens on both sides.\n");
+            "config's train.batch_tokens with sentences of --len tokens on both sides, and\n"
+            "the step's matrix-product work as GFLOP/s and %% of the measured FP32 FMA peak.\n");
 }
 
 static double peak_rss_mb(void) {
@@ -69,6 +74,9 @@ int bench_train(int argc, char **argv) {
     model_init_params(&m, (uint64_t)cfg.train.seed);
     model_plan(&m, B * len, len);
 
+    const ModelFlops flops = model_step_flops(&m, B, len, len, true);
+    const FmaPeak peak = fma_peak_measure(m.nthreads);
+
     enum { NBATCH = 4 };  // a few distinct batches, cycled
     int32_t *tok = malloc(sizeof(int32_t) * NBATCH * 3 * B * len);
     int *lens = malloc(sizeof(int) * B);
@@ -100,6 +108,10 @@ int bench_train(int argc, char **argv) {
     double med = steps % 2 ? step_s[steps / 2] : 0.5 * (step_s[steps / 2 - 1] + step_s[steps / 2]);
     long ntok = (long)B * len;
     double params_m = params_count(&m.params) / 1e6, rss = peak_rss_mb();
+    const double gflop = model_flops_total(flops) / 1e9, gflops = gflop / med;
+    const double phase_gflop[PHASE_COUNT] = {[PHASE_ATTENTION] = flops.attention / 1e9,
+                                             [PHASE_FFN] = flops.ffn / 1e9,
+                                             [PHASE_LOSS] = flops.loss / 1e9};
     if (json) {
         printf("{\"bench\":\"train\",\"attention\":\"%s\",\"dk\":%d,\"d_model\":%d,\"params_m\":%.3f,"
                "\"batch\":\"%dx%d\",\"tgt_tokens\":%ld,\"threads\":%d,\"gemm\":\"%s\","
@@ -107,7 +119,14 @@ int bench_train(int argc, char **argv) {
                cfg.model.attention, config_model_dk(&cfg.model), cfg.model.d_model, params_m, B,
                len, ntok, m.nthreads, gemm->name, ntok / med, med * 1e3, step_s[0] * 1e3);
         for (int p = 0; p < PHASE_COUNT; p++) printf(",\"ms_%s\":%.2f", model_phase_names[p], phase[p]);
-        printf(",\"ms_optimizer\":%.2f,\"peak_rss_mb\":%.1f}\n", opt_s, rss);
+        printf(",\"ms_optimizer\":%.2f,\"gflop_per_step\":%.4f,\"gflops\":%.2f,\"pct_peak\":%.1f,"
+               "\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"",
+               opt_s, gflop, gflops, 100.0 * gflops / peak.gflops, peak.gflops, peak.isa,
+               cpu_build_arch());
+        for (int p = 0; p < PHASE_COUNT; p++)
+            if (phase_gflop[p] > 0)
+                printf(",\"gflops_%s\":%.2f", model_phase_names[p], phase_gflop[p] / (phase[p] / 1e3));
+        printf(",\"peak_rss_mb\":%.1f}\n", rss);
     } else {
         printf("train step: %s attention (dk %d), %.2fM parameters, batch %dx%d = %ld target tokens, "
                "%d threads, gemm %s\n",
@@ -118,6 +137,14 @@ int bench_train(int argc, char **argv) {
         printf("  ms per step:");
         for (int p = 0; p < PHASE_COUNT; p++) printf(" %s %.1f", model_phase_names[p], phase[p]);
         printf(" optimizer %.1f\n", opt_s);
+        printf("  %.2f GFLOP/step (matrix products) = %.1f GFLOP/s = %.1f%% of the FP32 FMA peak "
+               "(%.1f GFLOP/s, %s loop, build %s)\n",
+               gflop, gflops, 100.0 * gflops / peak.gflops, peak.gflops, peak.isa, cpu_build_arch());
+        printf("  GFLOP/s by phase:");
+        for (int p = 0; p < PHASE_COUNT; p++)
+            if (phase_gflop[p] > 0)
+                printf(" %s %.1f", model_phase_names[p], phase_gflop[p] / (phase[p] / 1e3));
+        printf("\n");
     }
     free(tok), free(lens), free(step_s);
     model_free(&m);
