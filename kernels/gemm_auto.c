@@ -11,7 +11,8 @@
  *     revision, OpenBLAS version and core, thread count) in $XDG_CACHE_HOME/nmt/ and read back by
  *     later runs; an unreadable or foreign file is measured again and replaced.
  * NMT_GEMM_AUTOTUNE=0 skips measuring and cache (blocked when a SIMD micro-kernel fits this CPU,
- * else openblas), NMT_GEMM_AUTOTUNE=refresh measures again. */
+ * else openblas), NMT_GEMM_AUTOTUNE=refresh measures again. Where no SIMD micro-kernel fits (arm64,
+ * old x86), auto is OpenBLAS for every class, unmeasured. */
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -340,13 +341,13 @@ static GemmAutoChoice decide(int threads) {
               tune);
     GemmAutoChoice c = {.threads = threads};
     const char *plural = threads > 1 ? "s" : "";
-    if (!strcmp(tune, "0")) {
-        const GemmImpl *g = strcmp(blocked_isa(), "portable") ? gemm_blocked_best()
-                                                              : gemm_openblas_get();
+    bool simd = strcmp(blocked_isa(), "portable");  // else OpenBLAS, unmeasured (arm64 ...)
+    if (!strcmp(tune, "0") || !simd) {
+        const GemmImpl *g = simd ? gemm_blocked_best() : gemm_openblas_get();
         for (int k = 0; k < GEMM_CLASSES; k++) c.backend[k] = g;
         c.source = "default";
-        snprintf(c.note, sizeof c.note, "default at %d thread%s, NMT_GEMM_AUTOTUNE=0", threads,
-                 plural);
+        snprintf(c.note, sizeof c.note, "default at %d thread%s, %s", threads, plural,
+                 simd ? "NMT_GEMM_AUTOTUNE=0" : "no SIMD micro-kernel on this CPU");
         return c;
     }
     char key[1024], path[512];

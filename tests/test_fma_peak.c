@@ -45,7 +45,10 @@ static void check_probes(void) {
     EXPECT(cpu_has_avx2_fma() == avx2, "AVX2+FMA reported %d, CPU %d", cpu_has_avx2_fma(), avx2);
 #else
     EXPECT(!cpu_has_avx512() && !cpu_has_avx2_fma(), "x86 features reported off x86");
-    EXPECT(gemm_lookup("auto") == gemm_lookup("openblas"), "auto is not OpenBLAS off x86");
+    const GemmAutoChoice *choice = gemm_auto_choice();
+    for (int k = 0; k < GEMM_CLASSES; k++)
+        EXPECT(choice->backend[k] == gemm_lookup("openblas"), "auto's %s class is %s off x86",
+               gemm_class_names[k], choice->backend[k]->name);
 #endif
     EXPECT((gemm_lookup("blocked-avx512") != NULL) == cpu_has_avx512(),
            "the AVX-512 micro-kernel is %soffered, AVX-512 %sreported",
