@@ -12,6 +12,7 @@
 #include "arena.h"
 #include "check.h"
 #include "rng.h"
+#include "timer.h"
 #include "vecmath.h"
 
 const AttnImpl *attn_impl_lookup(const char *name) {
@@ -57,7 +58,7 @@ static void bind_vo(AttnParams *p, const ParamTable *pt, const char *prefix, flo
 
 void attention_bind(Attention *a, const ParamTable *pt, const char *prefix, const AttnDims *d,
                     const AttnImpl *impl, int site) {
-    a->d = *d, a->impl = impl, a->site = site;
+    a->d = *d, a->impl = impl, a->site = site, a->core_seconds = NULL;
     impl->bind(&a->p, pt, prefix, pt->param);
     impl->bind(&a->g, pt, prefix, pt->grad);
     bind_vo(&a->p, pt, prefix, pt->param);
@@ -181,6 +182,11 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
         }
 }
 
+/* Adds the wall time since t0 to the core's clock, if it has one. */
+static void core_clock(const Attention *a, double t0) {
+    if (a->core_seconds) *a->core_seconds += now_seconds() - t0;
+}
+
 void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *out,
                        const float *xq, const float *xkv, AttnMask mask, int B, int Tq, int Tk,
                        float *work) {
@@ -188,7 +194,9 @@ void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *ou
     attention_project_kv(c, a, s->k, s->v, s->cs, xkv, B * Tk);
     AttnWork w;
     work_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
+    double t0 = now_seconds();
     attention_core(c, a, w.o, s->p, s->q, s->k, s->v, s->cs, mask, B, Tq, Tk, Tk, w.core.tile);
+    core_clock(a, t0);
     linear_forward(c, out, w.o, a->p.w_o, a->p.b_o, B * Tq, a->d.D, a->d.D);
 }
 
@@ -209,6 +217,7 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
     // out = o W_o^T + b_o: d_o = dout W_o now; dW_o once the loop has recomputed o
     c->gemm->sgemm(false, false, B * Tq, D, D, 1.0f, dout, D, p->w_o, D, 0.0f, w.d_o, D);
     Dropout drop = dropout_make(c, d->dropout, a->site);
+    double t0 = now_seconds();
 #pragma omp parallel for collapse(2) schedule(static) if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
@@ -242,10 +251,13 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
             }
         }
     (void)mask;  // masked entries have p = 0, hence dS = 0: the mask needs no backward
+    core_clock(a, t0);
     c->gemm->sgemm(true, false, D, D, B * Tq, 1.0f, dout, D, w.o, D, 1.0f, g->w_o, D);
     colsum_add(g->b_o, dout, B * Tq, D);
+    t0 = now_seconds();
     a->impl->scores_backward(c, d, p, &a->g, w.dq, w.dk, w.dcs, w.dS, s->q, s->k, B, Tq, Tk, Tk,
                              w.core.impl);
+    core_clock(a, t0);
     if (a->impl->kv_extra_backward)
         a->impl->kv_extra_backward(c, d, p, &a->g, dxkv, w.dcs, xkv, B * Tk);
     linear_backward(c, dxq, g->w_q, g->b_q, w.dq, xq, p->w_q, B * Tq, D, W);

@@ -71,6 +71,7 @@ typedef struct Attention {
     const AttnImpl *impl;
     AttnParams p, g;  // parameter values and gradients
     int site;         // dropout site of the probabilities
+    double *core_seconds;  // when set, forward and backward add the core's wall time here
 } Attention;
 
 typedef struct AttnMask {
