@@ -110,7 +110,7 @@ static inline __attribute__((always_inline)) void micro_tile(const int mr, vf ac
     for (int r = 0; r < k; r++) {
         const float *br = B + r * ldb;
         if (nb < NR) {  // the last columns of an unpadded B
-            memcpy(pad, br, sizeof(float) * nb);
+            for (int l = 0; l < nb; l++) pad[l] = br[l];
             br = pad;
         }
         vf b[NV];
@@ -154,7 +154,8 @@ static void tile_mm(int m, int n, int k, float alpha, const float *A, long ars, 
                     if (w == NR) memcpy(c + v * VL, &x, sizeof(vf));
                     else memcpy(out + v * VL, &x, sizeof(vf));
                 }
-                if (w < NR) memcpy(c, out, sizeof(float) * w);
+                if (w < NR)
+                    for (int l = 0; l < w; l++) c[l] = out[l];
             }
         }
     }
