@@ -1,7 +1,8 @@
-/* attention.c: the shared half of multi-head attention (attention.h): projections, masking,
- * softmax, dropout on the probabilities, P·V and the output projection, forward and backward.
- * Per (sentence, head) work runs in parallel with sgemm_serial inside; every task writes its own
- * head slice, so nothing races and the result does not depend on the number of threads. */
+/* attention.c: the shared half of multi-head attention (attention.h): projections, the fused
+ * core (scores, masking, softmax, dropout on the probabilities and P·V, forward and backward) and
+ * the output projection. The core runs one task per (sentence, head) forward and per sentence
+ * backward; every task writes its own slices, so nothing races and the result does not depend on
+ * the number of threads. */
 #include "attention.h"
 
 #include <math.h>
@@ -12,6 +13,7 @@
 #include "arena.h"
 #include "check.h"
 #include "rng.h"
+#include "timer.h"
 #include "vecmath.h"
 
 const AttnImpl *attn_impl_lookup(const char *name) {
@@ -57,7 +59,7 @@ static void bind_vo(AttnParams *p, const ParamTable *pt, const char *prefix, flo
 
 void attention_bind(Attention *a, const ParamTable *pt, const char *prefix, const AttnDims *d,
                     const AttnImpl *impl, int site) {
-    a->d = *d, a->impl = impl, a->site = site;
+    a->d = *d, a->impl = impl, a->site = site, a->core_seconds = NULL;
     impl->bind(&a->p, pt, prefix, pt->param);
     impl->bind(&a->g, pt, prefix, pt->grad);
     bind_vo(&a->p, pt, prefix, pt->param);
@@ -72,19 +74,141 @@ void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B,
     s->p = arena_floats(arena, (size_t)B * d->H * Tq * Tk);
 }
 
-/* Workspace of attention_core: per-thread probability tiles, then the AttnImpl's own. */
-typedef struct CoreWork {
-    float *tile;  // (nthreads, 2, Tq, Tk)
-    float *impl;
-} CoreWork;
+/* ---------------------------------------------------------------- the fused core
+ * Per (sentence, head) and per block of ROWS query rows, one pass computes the block's scores,
+ * masks them, turns them into probabilities (stored: backward needs them), drops them out with
+ * the regenerated mask and multiplies by V; backward walks the same blocks. A block's scores,
+ * probabilities and gradients stay in this thread's tiles (ROWS x Tk), the head's transposed keys
+ * or values in another (width x Tk); causal and padded blocks stop at their last visible key.
+ * The products are tile_mm: every element is summed in order of the inner index by the same
+ * instructions wherever it lies, so results depend neither on the thread count nor on the mode's
+ * column layout (collab with one-hot mixing reproduces concat exactly). */
+
+/* tile_mm's vectors: the widest the target has (a GCC vector lowered to AVX-512, AVX or SSE). */
+#if defined(__AVX512F__)
+typedef float vf __attribute__((vector_size(64)));
+#elif defined(__AVX__)
+typedef float vf __attribute__((vector_size(32)));
+#else
+typedef float vf __attribute__((vector_size(16)));
+#endif
+
+enum { ROWS = 32, MR = 4, NR = 16 };  // query rows per block; tile_mm's micro-tile (MR, NR)
+enum { VL = sizeof(vf) / sizeof(float), NV = NR / VL };
 
 static size_t align16(size_t n) { return (n + 15) / 16 * 16; }  // floats: keeps 64-byte alignment
+static int min_i(int a, int b) { return a < b ? a : b; }
+
+/* acc[ii] (ii < mr) = sum over r < k, in order, of A[ii*ars + r*acs] * B[r*ldb + 0..NR), where
+ * only the first nb < NR columns of B are read when nb < NR (the others count as 0). */
+static inline __attribute__((always_inline)) void micro_tile(const int mr, vf acc[MR][NV], int k,
+                                                             const float *A, long ars, long acs,
+                                                             const float *B, long ldb, int nb) {
+    for (int ii = 0; ii < mr; ii++)
+        for (int v = 0; v < NV; v++) acc[ii][v] = (vf){0};
+    float pad[NR] = {0};
+    for (int r = 0; r < k; r++) {
+        const float *br = B + r * ldb;
+        if (nb < NR) {  // the last columns of an unpadded B
+            for (int l = 0; l < nb; l++) pad[l] = br[l];
+            br = pad;
+        }
+        vf b[NV];
+        for (int v = 0; v < NV; v++) memcpy(&b[v], br + v * VL, sizeof(vf));
+        for (int ii = 0; ii < mr; ii++) {
+            vf a = (vf){0} + A[ii * ars + r * acs];
+            for (int v = 0; v < NV; v++) acc[ii][v] += a * b[v];
+        }
+    }
+}
+
+/* C (m, n) = alpha * A B, or += when add. A (m, k) is read as A[i*ars + r*acs] (either layout),
+ * B (k, n) has rows ldb apart of which nb >= n columns may be read (padding B to whole NR-column
+ * blocks keeps every load whole), C has rows ldc apart. */
+static void tile_mm(int m, int n, int k, float alpha, const float *A, long ars, long acs,
+                    const float *B, long ldb, int nb, float *C, long ldc, bool add) {
+    for (int i0 = 0; i0 < m; i0 += MR) {
+        const int mr = min_i(MR, m - i0);
+        const float *Ai = A + i0 * ars;
+        for (int j0 = 0; j0 < n; j0 += NR) {
+            vf acc[MR][NV];
+            const float *Bj = B + j0;
+            switch (mr) {
+            case 4: micro_tile(4, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
+            case 3: micro_tile(3, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
+            case 2: micro_tile(2, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
+            default: micro_tile(1, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
+            }
+            const int w = min_i(NR, n - j0);
+            for (int ii = 0; ii < mr; ii++) {
+                float *c = C + (i0 + ii) * ldc + j0, out[NR];
+                for (int v = 0; v < NV; v++) {
+                    vf x = acc[ii][v] * alpha;
+                    if (add) {
+                        vf old;
+                        if (w == NR) memcpy(&old, c + v * VL, sizeof(vf));
+                        else
+                            for (int l = 0; l < VL; l++) old[l] = v * VL + l < w ? c[v * VL + l] : 0.0f;
+                        x += old;
+                    }
+                    if (w == NR) memcpy(c + v * VL, &x, sizeof(vf));
+                    else memcpy(out + v * VL, &x, sizeof(vf));
+                }
+                if (w < NR)
+                    for (int l = 0; l < w; l++) c[l] = out[l];
+            }
+        }
+    }
+}
+
+/* t (w, ld) = x^T for x (n, w) with rows ldx apart; columns n..ld of t are zeroed. */
+static void transpose_pad(float *t, int ld, const float *x, long ldx, int n, int w) {
+    for (int r = 0; r < w; r++) memset(t + (size_t)r * ld + n, 0, sizeof(float) * (ld - n));
+    for (int j = 0; j < n; j++)
+        for (int r = 0; r < w; r++) t[(size_t)r * ld + j] = x[j * ldx + r];
+}
+
+/* One thread's tiles; ld = Tk rounded up to NR. */
+typedef struct CoreTiles {
+    float *kt;  // (W, ld) the head's keys transposed
+    float *vt;  // (Dh, ld) the head's values transposed (backward)
+    float *pd;  // (rows, ld) a block's dropped probabilities
+    float *ds;  // (rows, ld) their gradient, then the scores' (backward)
+    float *qm;  // (rows, W) the head's queries when the mode mixes them
+    float *gq;  // (rows, W) the gradient of the head's queries (backward)
+} CoreTiles;
+
+/* Workspace of attention_core: the threads' tiles, then per-sentence parameter gradients. */
+typedef struct CoreWork {
+    float *tiles;  // (nthreads, tile_floats)
+    float *sent;   // (B, impl->sentence_floats)
+    size_t tile_floats;
+} CoreWork;
+
+static size_t tiles_layout(CoreTiles *t, float *base, const AttnDims *d, int Tq, int Tk) {
+    const size_t ld = align16(Tk), rows = min_i(ROWS, Tq);
+    size_t sizes[] = {d->W * ld, d->Dh * ld, rows * ld, rows * ld, rows * d->W, rows * d->W};
+    float **slots[] = {&t->kt, &t->vt, &t->pd, &t->ds, &t->qm, &t->gq};
+    size_t at = 0;
+    for (int i = 0; i < 6; i++) {
+        *slots[i] = base ? base + at : NULL;
+        at += align16(sizes[i]);
+    }
+    return at;
+}
 
 static size_t core_layout(CoreWork *w, float *base, const Attention *a, int B, int Tq, int Tk,
                           int nthreads) {
-    size_t tile = align16((size_t)nthreads * 2 * Tq * Tk);
-    if (w) w->tile = base, w->impl = base ? base + tile : NULL;  // NULL: measuring only
-    return tile + align16(a->impl->work_floats(&a->d, B, Tq, Tk, nthreads));
+    CoreTiles unused;
+    size_t tile = tiles_layout(&unused, NULL, &a->d, Tq, Tk), all = nthreads * tile;
+    if (w) w->tiles = base, w->sent = base ? base + all : NULL, w->tile_floats = tile;
+    return all + align16((size_t)B * a->impl->sentence_floats(&a->d));
+}
+
+static CoreTiles thread_tiles(const CoreWork *w, const AttnDims *d, int Tq, int Tk) {
+    CoreTiles t;
+    tiles_layout(&t, w->tiles + (size_t)omp_get_thread_num() * w->tile_floats, d, Tq, Tk);
+    return t;
 }
 
 size_t attention_core_work_floats(const Attention *a, int B, int Tq, int Tk, int nthreads) {
@@ -98,8 +222,7 @@ typedef struct AttnWork {
     float *dq, *dk;  // (B, Tq, W), (B, Tk, W)
     float *dv;       // (B, Tk, D)
     float *dcs;      // (B, Tk, H)
-    float *dS;       // (B, H, Tq, Tk)
-    CoreWork core;
+    float *core;
 } AttnWork;
 
 static size_t work_layout(AttnWork *w, float *base, const Attention *a, int B, int Tq, int Tk,
@@ -108,15 +231,15 @@ static size_t work_layout(AttnWork *w, float *base, const Attention *a, int B, i
     if (!w) w = &unused;  // measuring only
     const AttnDims *d = &a->d;
     size_t sizes[] = {(size_t)B * Tq * d->D, (size_t)B * Tq * d->D, (size_t)B * Tq * d->W,
-                      (size_t)B * Tk * d->W, (size_t)B * Tk * d->D, (size_t)B * Tk * d->H,
-                      (size_t)B * d->H * Tq * Tk};
-    float **slots[] = {&w->o, &w->d_o, &w->dq, &w->dk, &w->dv, &w->dcs, &w->dS};
+                      (size_t)B * Tk * d->W, (size_t)B * Tk * d->D, (size_t)B * Tk * d->H};
+    float **slots[] = {&w->o, &w->d_o, &w->dq, &w->dk, &w->dv, &w->dcs};
     size_t at = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 6; i++) {
         *slots[i] = base ? base + at : NULL;
         at += align16(sizes[i]);
     }
-    return at + core_layout(&w->core, base ? base + at : NULL, a, B, Tq, Tk, nthreads);
+    w->core = base ? base + at : NULL;
+    return at + core_layout(NULL, NULL, a, B, Tq, Tk, nthreads);
 }
 
 size_t attention_work_floats(const Attention *a, int B, int Tq, int Tk, int nthreads) {
@@ -140,11 +263,6 @@ static int visible_keys(AttnMask m, int b, int q, int Tk) {
     return n < Tk ? n : Tk;
 }
 
-/* out[e] = p[e] * mask(first + e): the dropped probabilities of one (sentence, head). */
-static void dropout_tile(float *out, const float *p, size_t n, uint64_t first, const Dropout *d) {
-    for (size_t e = 0; e < n; e++) out[e] = p[e] * dropout_factor(d, first + e);
-}
-
 /* Row softmax over the first n entries of s (length Tk); the rest become 0. */
 static void softmax_prefix(float *s, int n, int Tk) {
     float sum = n ? vec_exp_shift(s, n, vec_max(s, n)) : 0.0f;
@@ -158,27 +276,115 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
                     const float *k, const float *v, const float *cs, AttnMask mask, int B, int Tq,
                     int Tk, int kvs, float *work) {
     const AttnDims *d = &a->d;
-    const int H = d->H, D = d->D, Dh = d->Dh;
-    int nthreads = omp_get_max_threads();
+    const int H = d->H, D = d->D, Dh = d->Dh, W = d->W, ld = (int)align16(Tk);
     CoreWork w;
-    core_layout(&w, work, a, B, Tq, Tk, nthreads);
-    a->impl->scores_forward(c, d, &a->p, p, q, k, cs, B, Tq, Tk, kvs, w.impl);
+    core_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
     Dropout drop = dropout_make(c, d->dropout, a->site);
 #pragma omp parallel for collapse(2) schedule(static) if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            float *pb = p + ((size_t)b * H + h) * Tq * Tk;  // (Tq, Tk)
-            for (int i = 0; i < Tq; i++) softmax_prefix(pb + (size_t)i * Tk, visible_keys(mask, b, i, Tk), Tk);
-            const float *pd = pb;
-            if (drop.key) {  // dropped-out copy in this thread's tile; p keeps the probabilities
-                float *tile = w.tile + (size_t)omp_get_thread_num() * 2 * Tq * Tk;
-                dropout_tile(tile, pb, (size_t)Tq * Tk, ((uint64_t)b * H + h) * Tq * Tk, &drop);
-                pd = tile;
+            CoreTiles t = thread_tiles(&w, d, Tq, Tk);
+            int col, width;
+            a->impl->head_span(d, h, &col, &width);
+            transpose_pad(t.kt, ld, k + (size_t)b * kvs * W + col, W, Tk, width);
+            const float *vh = v + (size_t)b * kvs * D + h * Dh;  // (Tk, Dh), rows D apart
+            const float *csh = cs + (size_t)b * kvs * H + h;    // (Tk), H apart
+            uint64_t first = ((uint64_t)b * H + h) * Tq * Tk;   // mask index of p[b, h, 0, 0]
+            for (int i0 = 0; i0 < Tq; i0 += ROWS) {
+                const int rb = min_i(ROWS, Tq - i0), nk = visible_keys(mask, b, i0 + rb - 1, Tk);
+                float *pi = p + ((size_t)b * H + h) * Tq * Tk + (size_t)i0 * Tk;  // (rb, Tk)
+                const float *qh =
+                    a->impl->head_queries(d, &a->p, t.qm, q + ((size_t)b * Tq + i0) * W, rb, h);
+                tile_mm(rb, nk, width, d->scale, qh, W, 1, t.kt, ld, ld, pi, Tk, false);
+                for (int i = 0; i < rb; i++) {
+                    float *row = pi + (size_t)i * Tk;
+                    if (a->p.u)  // the content term of collab's key-side bias
+                        for (int j = 0; j < nk; j++) row[j] += d->scale * csh[(size_t)j * H];
+                    softmax_prefix(row, visible_keys(mask, b, i0 + i, Tk), Tk);
+                }
+                const float *pd = pi;
+                long ldp = Tk;
+                if (drop.key) {
+                    for (int i = 0; i < rb; i++)
+                        dropout_mul(t.pd + (size_t)i * ld, pi + (size_t)i * Tk, nk,
+                                    first + (uint64_t)(i0 + i) * Tk, &drop);
+                    pd = t.pd, ldp = ld;
+                }
+                tile_mm(rb, Dh, nk, 1.0f, pd, ldp, 1, vh, D, Dh,
+                        o + ((size_t)b * Tq + i0) * D + h * Dh, D, false);
             }
-            c->gemm->sgemm_serial(false, false, Tq, Dh, Tk, 1.0f, pd, Tk,
-                                  v + (size_t)b * kvs * D + h * Dh, D, 0.0f,
-                                  o + (size_t)b * Tq * D + h * Dh, D);
         }
+}
+
+/* The core's backward from d_o (B, Tq, D): o (B, Tq, D) recomputed, and dq, dk, dv, dcs and the
+ * per-sentence parameter gradients accumulated. One task per sentence: its heads share the
+ * sentence's rows of dq and dk in collab. */
+static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, const AttnWork *w,
+                          AttnMask mask, int B, int Tq, int Tk) {
+    const AttnDims *d = &a->d;
+    const int H = d->H, D = d->D, Dh = d->Dh, W = d->W, ld = (int)align16(Tk);
+    const size_t sf = a->impl->sentence_floats(d);
+    CoreWork cw;
+    core_layout(&cw, w->core, a, B, Tq, Tk, omp_get_max_threads());
+    Dropout drop = dropout_make(c, d->dropout, a->site);
+#pragma omp parallel for schedule(static) if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
+    for (int b = 0; b < B; b++) {
+        CoreTiles t = thread_tiles(&cw, d, Tq, Tk);
+        float *sent = cw.sent + (size_t)b * sf;
+        memset(sent, 0, sizeof(float) * sf);
+        const float *qb = s->q + (size_t)b * Tq * W;  // (Tq, W)
+        for (int h = 0; h < H; h++) {
+            int col, width;
+            a->impl->head_span(d, h, &col, &width);
+            const float *vh = s->v + (size_t)b * Tk * D + h * Dh;  // (Tk, Dh), rows D apart
+            const float *kh = s->k + (size_t)b * Tk * W + col;     // (Tk, width), rows W apart
+            float *dvh = w->dv + (size_t)b * Tk * D + h * Dh, *dkh = w->dk + (size_t)b * Tk * W + col;
+            float *dcsh = w->dcs + (size_t)b * Tk * H + h;         // (Tk), H apart
+            transpose_pad(t.vt, ld, vh, D, Tk, Dh);
+            uint64_t first = ((uint64_t)b * H + h) * Tq * Tk;
+            for (int i0 = 0; i0 < Tq; i0 += ROWS) {
+                const int rb = min_i(ROWS, Tq - i0), nk = visible_keys(mask, b, i0 + rb - 1, Tk);
+                const float *pi = s->p + ((size_t)b * H + h) * Tq * Tk + (size_t)i0 * Tk;
+                const float *pd = pi;  // (rb, nk), rows ldp apart
+                long ldp = Tk;
+                if (drop.key) {  // regenerate the forward's dropped probabilities
+                    for (int i = 0; i < rb; i++)
+                        dropout_mul(t.pd + (size_t)i * ld, pi + (size_t)i * Tk, nk,
+                                    first + (uint64_t)(i0 + i) * Tk, &drop);
+                    pd = t.pd, ldp = ld;
+                }
+                const size_t ro = (size_t)b * Tq + i0;        // first row of the block
+                const float *doh = w->d_o + ro * D + h * Dh;  // (rb, Dh), rows D apart
+                // o = pd v (for dW_o) ;  d pd = d_o v^T ;  dv += pd^T d_o
+                tile_mm(rb, Dh, nk, 1.0f, pd, ldp, 1, vh, D, Dh, w->o + ro * D + h * Dh, D, false);
+                tile_mm(rb, nk, Dh, 1.0f, doh, D, 1, t.vt, ld, ld, t.ds, ld, false);
+                tile_mm(nk, Dh, rb, 1.0f, pd, 1, ldp, doh, D, Dh, dvh, D, true);
+                // through dropout, then softmax: dS = p * (dp - rowsum(dp * p)); masked p are 0
+                for (int i = 0; i < rb; i++) {
+                    const float *p_i = pi + (size_t)i * Tk;
+                    float *dsi = t.ds + (size_t)i * ld;
+                    if (drop.key) dropout_mul(dsi, dsi, nk, first + (uint64_t)(i0 + i) * Tk, &drop);
+                    double dot = 0.0;
+                    for (int j = 0; j < nk; j++) dot += (double)dsi[j] * p_i[j];
+                    for (int j = 0; j < nk; j++) dsi[j] = p_i[j] * (dsi[j] - (float)dot);
+                    if (a->p.u)
+                        for (int j = 0; j < nk; j++) dcsh[(size_t)j * H] += d->scale * dsi[j];
+                }
+                // S = scale q^ k^T:  gq = scale dS k^ ;  dk^ += scale dS^T q^
+                const float *qrows = qb + (size_t)i0 * W;
+                const float *qh = a->impl->head_queries(d, &a->p, t.qm, qrows, rb, h);
+                tile_mm(rb, width, nk, d->scale, t.ds, ld, 1, kh, W, width, t.gq, W, false);
+                a->impl->head_queries_backward(d, &a->p, w->dq + ro * W, sent, t.gq, qrows, rb, h);
+                tile_mm(nk, width, rb, d->scale, t.ds, 1, ld, qh, W, width, dkh, W, true);
+            }
+        }
+    }
+    if (a->impl->sentence_grads_finish) a->impl->sentence_grads_finish(d, &a->g, cw.sent, B);
+}
+
+/* Adds the wall time since t0 to the core's clock, if it has one. */
+static void core_clock(const Attention *a, double t0) {
+    if (a->core_seconds) *a->core_seconds += now_seconds() - t0;
 }
 
 void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *out,
@@ -188,7 +394,9 @@ void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *ou
     attention_project_kv(c, a, s->k, s->v, s->cs, xkv, B * Tk);
     AttnWork w;
     work_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
-    attention_core(c, a, w.o, s->p, s->q, s->k, s->v, s->cs, mask, B, Tq, Tk, Tk, w.core.tile);
+    double t0 = now_seconds();
+    attention_core(c, a, w.o, s->p, s->q, s->k, s->v, s->cs, mask, B, Tq, Tk, Tk, w.core);
+    core_clock(a, t0);
     linear_forward(c, out, w.o, a->p.w_o, a->p.b_o, B * Tq, a->d.D, a->d.D);
 }
 
@@ -198,54 +406,20 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
     const AttnDims *d = &a->d;
     const AttnParams *p = &a->p;
     const AttnParams *g = &a->g;
-    const int H = d->H, D = d->D, Dh = d->Dh, W = d->W;
-    int nthreads = omp_get_max_threads();
+    const int H = d->H, D = d->D, W = d->W;
     AttnWork w;
-    work_layout(&w, work, a, B, Tq, Tk, nthreads);
+    work_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
     memset(w.dq, 0, sizeof(float) * B * Tq * W);
     memset(w.dk, 0, sizeof(float) * B * Tk * W);
     memset(w.dv, 0, sizeof(float) * B * Tk * D);
     memset(w.dcs, 0, sizeof(float) * B * Tk * H);
-    // out = o W_o^T + b_o: d_o = dout W_o now; dW_o once the loop has recomputed o
+    // out = o W_o^T + b_o: d_o = dout W_o now; dW_o once the core has recomputed o
     c->gemm->sgemm(false, false, B * Tq, D, D, 1.0f, dout, D, p->w_o, D, 0.0f, w.d_o, D);
-    Dropout drop = dropout_make(c, d->dropout, a->site);
-#pragma omp parallel for collapse(2) schedule(static) if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            const float *pb = s->p + ((size_t)b * H + h) * Tq * Tk;  // (Tq, Tk)
-            float *tile = w.core.tile + (size_t)omp_get_thread_num() * 2 * Tq * Tk;
-            float *dpd = tile + (size_t)Tq * Tk;  // d(dropped probabilities) (Tq, Tk)
-            uint64_t base = ((uint64_t)b * H + h) * Tq * Tk;
-            const float *pd = pb;
-            if (drop.key) {  // regenerate the forward's dropped probabilities
-                dropout_tile(tile, pb, (size_t)Tq * Tk, base, &drop);
-                pd = tile;
-            }
-            const float *do_bh = w.d_o + (size_t)b * Tq * D + h * Dh;  // (Tq, Dh), ld D
-            const float *v_bh = s->v + (size_t)b * Tk * D + h * Dh;    // (Tk, Dh), ld D
-            c->gemm->sgemm_serial(false, false, Tq, Dh, Tk, 1.0f, pd, Tk, v_bh, D, 0.0f,
-                                  w.o + (size_t)b * Tq * D + h * Dh, D);
-            // o = pd v  =>  d pd = d_o v^T ;  dv += pd^T d_o
-            c->gemm->sgemm_serial(false, true, Tq, Tk, Dh, 1.0f, do_bh, D, v_bh, D, 0.0f, dpd, Tk);
-            c->gemm->sgemm_serial(true, false, Tk, Dh, Tq, 1.0f, pd, Tk, do_bh, D, 1.0f,
-                                  w.dv + (size_t)b * Tk * D + h * Dh, D);
-            // through dropout, then softmax: dS = p * (dp - rowsum(dp * p))
-            float *ds = w.dS + ((size_t)b * H + h) * Tq * Tk;
-            for (int i = 0; i < Tq; i++) {
-                const float *pi = pb + (size_t)i * Tk;
-                float *dpi = dpd + (size_t)i * Tk, *dsi = ds + (size_t)i * Tk;
-                if (drop.key)
-                    for (int k = 0; k < Tk; k++) dpi[k] *= dropout_factor(&drop, base + (size_t)i * Tk + k);
-                double dot = 0.0;
-                for (int k = 0; k < Tk; k++) dot += (double)dpi[k] * pi[k];
-                for (int k = 0; k < Tk; k++) dsi[k] = pi[k] * (dpi[k] - (float)dot);
-            }
-        }
-    (void)mask;  // masked entries have p = 0, hence dS = 0: the mask needs no backward
+    double t0 = now_seconds();
+    core_backward(c, a, s, &w, mask, B, Tq, Tk);
+    core_clock(a, t0);
     c->gemm->sgemm(true, false, D, D, B * Tq, 1.0f, dout, D, w.o, D, 1.0f, g->w_o, D);
     colsum_add(g->b_o, dout, B * Tq, D);
-    a->impl->scores_backward(c, d, p, &a->g, w.dq, w.dk, w.dcs, w.dS, s->q, s->k, B, Tq, Tk, Tk,
-                             w.core.impl);
     if (a->impl->kv_extra_backward)
         a->impl->kv_extra_backward(c, d, p, &a->g, dxkv, w.dcs, xkv, B * Tk);
     linear_backward(c, dxq, g->w_q, g->b_q, w.dq, xq, p->w_q, B * Tq, D, W);

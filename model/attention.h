@@ -5,8 +5,10 @@
  *   collab (Cordonnier et al. 2020, collab-attention.md §2.5): all heads share Q~ = X W~_q^T and
  *           K~ = Y W~_k^T of width W = D~k, head h mixes the queries with its row m_h of M (H, W),
  *           plus either a content bias U (H, D) on the key side or query/key biases b~_q, b~_k.
- * The shared module owns the V projection, masking, softmax, dropout on the probabilities, P·V and
- * the output projection. The scale is 1/sqrt(D/H) in both modes, independent of W.
+ * The shared module owns the V projection, the fused core (scores, masking, softmax, dropout on
+ * the probabilities, P·V, forward and backward) and the output projection; a mode only says which
+ * columns a head scores and how its queries are formed. The scale is 1/sqrt(D/H) in both modes,
+ * independent of W.
  * The mode is resolved once (attn_impl_lookup); no other file branches on it.
  *
  * Shapes: B sentences, Tq queries and Tk keys per sentence; key-side buffers hold kvs >= Tk rows
@@ -50,22 +52,24 @@ typedef struct AttnImpl {
     void (*kv_extra_backward)(const Ctx *c, const AttnDims *d, const AttnParams *p,
                               const AttnParams *g, float *dxkv, const float *dcs, const float *xkv,
                               int Nk);
-    /* FLOPs (2 per multiply-add) of the matrix products of scores_forward for (B, Tq, Tk), and
-     * of kv_extra_forward per key; scores_backward and kv_extra_backward do twice as many (one
-     * product per operand's gradient). model/flops.c counts the rest. */
-    double (*scores_flops)(const AttnDims *d, int B, int Tq, int Tk);
+    /* FLOPs (2 per multiply-add) of kv_extra_forward per key (kv_extra_backward does twice as
+     * many); model/flops.c counts the rest. */
     double (*kv_extra_flops)(const AttnDims *d, const AttnParams *p);
-    /* Floats of workspace that scores_forward / scores_backward need. */
-    size_t (*work_floats)(const AttnDims *d, int B, int Tq, int Tk, int nthreads);
-    /* S(B, H, Tq, Tk) = scale * scores of q(B, Tq, W) against k(B, kvs, W) [+ content cs(B, kvs, H)] */
-    void (*scores_forward)(const Ctx *c, const AttnDims *d, const AttnParams *p, float *S,
-                           const float *q, const float *k, const float *cs, int B, int Tq, int Tk,
-                           int kvs, float *work);
-    /* dq(B,Tq,W) +=, dk(B,kvs,W) +=, dcs(B,kvs,H) +=, g->mix += from dS(B,H,Tq,Tk) */
-    void (*scores_backward)(const Ctx *c, const AttnDims *d, const AttnParams *p,
-                            const AttnParams *g,
-                            float *dq, float *dk, float *dcs, const float *dS, const float *q,
-                            const float *k, int B, int Tq, int Tk, int kvs, float *work);
+    /* The scores of head h: scale * q^ k^T [+ scale * content], where q^ and k^ are columns
+     * [*col, *col + *width) of the head's queries and of k (B, kvs, W). */
+    void (*head_span)(const AttnDims *d, int h, int *col, int *width);
+    /* Head h's queries for n rows of q (n, W): q itself (the caller offsets by col) or a mix
+     * written to qm (n, W); rows W apart either way. */
+    const float *(*head_queries)(const AttnDims *d, const AttnParams *p, float *qm,
+                                 const float *q, int n, int h);
+    /* From gq (n, width; rows W apart), the gradient of head h's queries for q (n, W):
+     * dq (n, W) += and the sentence's own parameter gradients sent (sentence_floats) +=. */
+    void (*head_queries_backward)(const AttnDims *d, const AttnParams *p, float *dq, float *sent,
+                                  const float *gq, const float *q, int n, int h);
+    /* Floats of parameter gradients kept per sentence (summed in sentence order at the end). */
+    size_t (*sentence_floats)(const AttnDims *d);
+    /* g += the per-sentence gradients sent (B, sentence_floats), NULL when there are none. */
+    void (*sentence_grads_finish)(const AttnDims *d, const AttnParams *g, const float *sent, int B);
 } AttnImpl;
 
 extern const AttnImpl attn_concat, attn_collab;
@@ -76,6 +80,7 @@ typedef struct Attention {
     const AttnImpl *impl;
     AttnParams p, g;  // parameter values and gradients
     int site;         // dropout site of the probabilities
+    double *core_seconds;  // when set, forward and backward add the core's wall time here
 } Attention;
 
 typedef struct AttnMask {
@@ -92,7 +97,10 @@ typedef struct AttnCache {
     float *v;   // (B, kvs, D)
     float *p;   // (B, H, Tq, Tk) probabilities before dropout
 } AttnCache;
-/* The heads' outputs o = dropout(p) v (B, Tq, D) are not kept: backward recomputes them. */
+/* The heads' outputs o = dropout(p) v (B, Tq, D) are not kept: backward recomputes them. The
+ * probabilities are kept rather than recomputed from saved row maxima and sums: recomputing would
+ * add the score product (a sixth of the core's work) to backward to save B*H*Tq*Tk floats, which
+ * at translation lengths are a small part of a layer's activations. */
 
 AttnDims attn_dims(const ModelConfig *cfg);
 void attention_declare(ParamTable *pt, const char *prefix, const AttnDims *d,

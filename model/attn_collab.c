@@ -5,11 +5,10 @@
  * Mixing on the query side means a decoder cache holds K~ only. Biases: either the content bias
  * U (H, D) on the key side (paper/GLUE form), or b~_q and b~_k (fairseq form; b~_k cancels in
  * the softmax but is kept so parameter counts match §3.3).
- * Per sentence, the H mixed query blocks are stacked into one (H*Tq, W) matrix so each sentence
- * is one GEMM forward and two backward. Mixing gradients are summed per sentence, then over
- * sentences in order, so they do not depend on the number of threads. */
+ * The fused core of attention.c scores head h with the mixed queries Q~ ∘ 1 m_h against all W
+ * columns of K~. Mixing gradients are summed per sentence, then over sentences in order, so they
+ * do not depend on the number of threads. */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,97 +58,57 @@ static void collab_kv_extra_backward(const Ctx *c, const AttnDims *d, const Attn
     if (p->u) linear_backward(c, dxkv, g->u, NULL, dcs, xkv, p->u, Nk, d->D, d->H);
 }
 
-/* Every head scores the full width W: (H*Tq, W) x (W, Tk) per sentence. The query mixing is
- * elementwise and not counted. */
-static double collab_scores_flops(const AttnDims *d, int B, int Tq, int Tk) {
-    return 2.0 * B * d->H * Tq * Tk * d->W;
-}
-
 /* The content score of a key, y U^T: (1, D) x (D, H). */
 static double collab_kv_extra_flops(const AttnDims *d, const AttnParams *p) {
     return p->u ? 2.0 * d->D * d->H : 0.0;
 }
 
-/* Per thread: the stacked mixed queries and their gradient (2, H*Tq, W); then (B, H, W)
- * per-sentence mixing gradients. */
-static size_t collab_work_floats(const AttnDims *d, int B, int Tq, int Tk, int nthreads) {
-    (void)Tk;
-    return (size_t)nthreads * 2 * d->H * Tq * d->W + (size_t)B * d->H * d->W;
+/* Every head scores all W shared columns. */
+static void collab_head_span(const AttnDims *d, int h, int *col, int *width) {
+    (void)h;
+    *col = 0, *width = d->W;
 }
 
-/* qm (H*Tq, W): row h*Tq + i = q_i ∘ m_h */
-static void mix_queries(float *qm, const float *qb, const float *mix, int H, int Tq, int W) {
-    for (int h = 0; h < H; h++)
-        for (int i = 0; i < Tq; i++) {
-            float *dst = qm + ((size_t)h * Tq + i) * W;
-            const float *qi = qb + (size_t)i * W, *mh = mix + (size_t)h * W;
-            for (int r = 0; r < W; r++) dst[r] = qi[r] * mh[r];
+/* qm (n, W): row i = q_i ∘ m_h */
+static const float *collab_head_queries(const AttnDims *d, const AttnParams *p, float *qm,
+                                        const float *q, int n, int h) {
+    const int W = d->W;
+    const float *mh = p->mix + (size_t)h * W;
+    for (int i = 0; i < n; i++) {
+        float *dst = qm + (size_t)i * W;
+        const float *qi = q + (size_t)i * W;
+        for (int r = 0; r < W; r++) dst[r] = qi[r] * mh[r];
+    }
+    return qm;
+}
+
+/* dq_i += gq_i ∘ m_h ;  the sentence's mixing gradient (H, W): row h += gq_i ∘ q_i */
+static void collab_head_queries_backward(const AttnDims *d, const AttnParams *p, float *dq,
+                                         float *sent, const float *gq, const float *q, int n,
+                                         int h) {
+    const int W = d->W;
+    const float *mh = p->mix + (size_t)h * W;
+    float *dmh = sent + (size_t)h * W;
+    for (int i = 0; i < n; i++) {
+        const float *gi = gq + (size_t)i * W, *qi = q + (size_t)i * W;
+        float *dqi = dq + (size_t)i * W;
+        for (int r = 0; r < W; r++) {
+            dqi[r] += gi[r] * mh[r];
+            dmh[r] += gi[r] * qi[r];
         }
-}
-
-static void collab_scores_forward(const Ctx *c, const AttnDims *d, const AttnParams *p, float *S,
-                                  const float *q, const float *k, const float *cs, int B, int Tq,
-                                  int Tk, int kvs, float *work) {
-    const int H = d->H, W = d->W;
-#pragma omp parallel for schedule(static) if ((long)B * H * Tq * Tk * W >= OMP_MIN_WORK)
-    for (int b = 0; b < B; b++) {
-        float *qm = work + (size_t)omp_get_thread_num() * 2 * H * Tq * W;  // (H*Tq, W)
-        mix_queries(qm, q + (size_t)b * Tq * W, p->mix, H, Tq, W);
-        float *sb = S + (size_t)b * H * Tq * Tk;  // (H*Tq, Tk)
-        c->gemm->sgemm_serial(false, true, H * Tq, Tk, W, d->scale, qm, W,
-                              k + (size_t)b * kvs * W, W, 0.0f, sb, Tk);
-        if (p->u)
-            for (int h = 0; h < H; h++)
-                for (int i = 0; i < Tq; i++) {
-                    float *row = sb + ((size_t)h * Tq + i) * Tk;
-                    const float *cb = cs + (size_t)b * kvs * H + h;
-                    for (int kk = 0; kk < Tk; kk++) row[kk] += d->scale * cb[(size_t)kk * H];
-                }
     }
 }
 
-static void collab_scores_backward(const Ctx *c, const AttnDims *d, const AttnParams *p,
-                                   const AttnParams *g, float *dq, float *dk, float *dcs,
-                                   const float *dS, const float *q, const float *k, int B,
-                                   int Tq, int Tk, int kvs, float *work) {
-    const int H = d->H, W = d->W;
-    float *dmix_b = work + (size_t)omp_get_max_threads() * 2 * H * Tq * W;  // (B, H, W)
-#pragma omp parallel for schedule(static) if ((long)B * H * Tq * Tk * W >= OMP_MIN_WORK)
-    for (int b = 0; b < B; b++) {
-        float *qm = work + (size_t)omp_get_thread_num() * 2 * H * Tq * W;  // (H*Tq, W)
-        float *gq = qm + (size_t)H * Tq * W;                                // (H*Tq, W)
-        const float *ds = dS + (size_t)b * H * Tq * Tk;                      // (H*Tq, Tk)
-        const float *qb = q + (size_t)b * Tq * W, *kb = k + (size_t)b * kvs * W;
-        // gq = scale * dS_b K~_b: the gradient of the mixed queries
-        c->gemm->sgemm_serial(false, false, H * Tq, W, Tk, d->scale, ds, Tk, kb, W, 0.0f, gq, W);
-        float *dqb = dq + (size_t)b * Tq * W, *dm = dmix_b + (size_t)b * H * W;
-        memset(dm, 0, sizeof(float) * H * W);
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < Tq; i++) {
-                const float *gi = gq + ((size_t)h * Tq + i) * W, *qi = qb + (size_t)i * W;
-                const float *mh = p->mix + (size_t)h * W;
-                float *dqi = dqb + (size_t)i * W, *dmh = dm + (size_t)h * W;
-                for (int r = 0; r < W; r++) {
-                    dqi[r] += gi[r] * mh[r];
-                    dmh[r] += gi[r] * qi[r];
-                }
-            }
-        // dK~_b += scale * dS_b^T (Q~_b ∘ m_h stacked)
-        mix_queries(qm, qb, p->mix, H, Tq, W);
-        c->gemm->sgemm_serial(true, false, Tk, W, H * Tq, d->scale, ds, Tk, qm, W, 1.0f,
-                              dk + (size_t)b * kvs * W, W);
-        if (p->u)
-            for (int h = 0; h < H; h++)
-                for (int i = 0; i < Tq; i++) {
-                    const float *row = ds + ((size_t)h * Tq + i) * Tk;
-                    float *db = dcs + (size_t)b * kvs * H + h;
-                    for (int kk = 0; kk < Tk; kk++) db[(size_t)kk * H] += d->scale * row[kk];
-                }
-    }
-#pragma omp parallel for schedule(static) if ((long)B * H * W >= OMP_MIN_WORK)
-    for (int e = 0; e < H * W; e++) {
+static size_t collab_sentence_floats(const AttnDims *d) { return (size_t)d->H * d->W; }
+
+/* g->mix (H, W) += the sentences' mixing gradients, summed in sentence order. */
+static void collab_sentence_grads_finish(const AttnDims *d, const AttnParams *g,
+                                         const float *sent, int B) {
+    const int HW = d->H * d->W;
+#pragma omp parallel for schedule(static) if ((long)B * HW >= OMP_MIN_WORK)
+    for (int e = 0; e < HW; e++) {
         float s = 0.0f;
-        for (int b = 0; b < B; b++) s += dmix_b[(size_t)b * H * W + e];
+        for (int b = 0; b < B; b++) s += sent[(size_t)b * HW + e];
         g->mix[e] += s;
     }
 }
@@ -160,9 +119,10 @@ const AttnImpl attn_collab = {
     .bind = collab_bind,
     .kv_extra_forward = collab_kv_extra_forward,
     .kv_extra_backward = collab_kv_extra_backward,
-    .scores_flops = collab_scores_flops,
     .kv_extra_flops = collab_kv_extra_flops,
-    .work_floats = collab_work_floats,
-    .scores_forward = collab_scores_forward,
-    .scores_backward = collab_scores_backward,
+    .head_span = collab_head_span,
+    .head_queries = collab_head_queries,
+    .head_queries_backward = collab_head_queries_backward,
+    .sentence_floats = collab_sentence_floats,
+    .sentence_grads_finish = collab_sentence_grads_finish,
 };

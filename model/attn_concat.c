@@ -29,52 +29,38 @@ static void concat_bind(AttnParams *p, const ParamTable *pt, const char *prefix,
     p->mix = p->u = NULL;
 }
 
-static size_t concat_work_floats(const AttnDims *d, int B, int Tq, int Tk, int nthreads) {
-    (void)d, (void)B, (void)Tq, (void)Tk, (void)nthreads;
-    return 0;
-}
-
-/* Head h: (Tq, W/H) x (W/H, Tk) per sentence. */
-static double concat_scores_flops(const AttnDims *d, int B, int Tq, int Tk) {
-    return 2.0 * B * Tq * Tk * d->W;
-}
-
 static double concat_kv_extra_flops(const AttnDims *d, const AttnParams *p) {
     (void)d, (void)p;
     return 0.0;
 }
 
-static void concat_scores_forward(const Ctx *c, const AttnDims *d, const AttnParams *p, float *S,
-                                  const float *q, const float *k, const float *cs, int B, int Tq,
-                                  int Tk, int kvs, float *work) {
-    (void)p, (void)cs, (void)work;
-    const int H = d->H, W = d->W, dk = W / H;
-#pragma omp parallel for collapse(2) schedule(static) if ((long)B * Tq * Tk * W >= OMP_MIN_WORK)
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)  // S_bh (Tq, Tk) = scale * q_bh (Tq, dk) k_bh^T
-            c->gemm->sgemm_serial(false, true, Tq, Tk, dk, d->scale,
-                                  q + (size_t)b * Tq * W + h * dk, W,
-                                  k + (size_t)b * kvs * W + h * dk, W, 0.0f,
-                                  S + ((size_t)b * H + h) * Tq * Tk, Tk);
+/* Head h scores its own slice of dk = W / H columns. */
+static void concat_head_span(const AttnDims *d, int h, int *col, int *width) {
+    *width = d->W / d->H, *col = h * *width;
 }
 
-static void concat_scores_backward(const Ctx *c, const AttnDims *d, const AttnParams *p,
-                                   const AttnParams *g, float *dq, float *dk, float *dcs,
-                                   const float *dS, const float *q, const float *k, int B,
-                                   int Tq, int Tk, int kvs, float *work) {
-    (void)p, (void)g, (void)dcs, (void)work;
-    const int H = d->H, W = d->W, dkh = W / H;
-#pragma omp parallel for collapse(2) schedule(static) if ((long)B * Tq * Tk * W >= OMP_MIN_WORK)
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            const float *ds = dS + ((size_t)b * H + h) * Tq * Tk;  // (Tq, Tk)
-            size_t qo = (size_t)b * Tq * W + h * dkh, ko = (size_t)b * kvs * W + h * dkh;
-            // dq_bh += scale * dS k_bh ;  dk_bh += scale * dS^T q_bh
-            c->gemm->sgemm_serial(false, false, Tq, dkh, Tk, d->scale, ds, Tk, k + ko, W, 1.0f,
-                                  dq + qo, W);
-            c->gemm->sgemm_serial(true, false, Tk, dkh, Tq, d->scale, ds, Tk, q + qo, W, 1.0f,
-                                  dk + ko, W);
-        }
+static const float *concat_head_queries(const AttnDims *d, const AttnParams *p, float *qm,
+                                        const float *q, int n, int h) {
+    (void)p, (void)qm, (void)n;
+    return q + h * (d->W / d->H);
+}
+
+/* dq_h (n, dk) += gq */
+static void concat_head_queries_backward(const AttnDims *d, const AttnParams *p, float *dq,
+                                         float *sent, const float *gq, const float *q, int n,
+                                         int h) {
+    (void)p, (void)sent, (void)q;
+    const int W = d->W, dk = W / d->H;
+    for (int i = 0; i < n; i++) {
+        float *dqi = dq + (size_t)i * W + h * dk;
+        const float *gi = gq + (size_t)i * W;
+        for (int r = 0; r < dk; r++) dqi[r] += gi[r];
+    }
+}
+
+static size_t concat_sentence_floats(const AttnDims *d) {
+    (void)d;
+    return 0;
 }
 
 const AttnImpl attn_concat = {
@@ -83,9 +69,10 @@ const AttnImpl attn_concat = {
     .bind = concat_bind,
     .kv_extra_forward = NULL,
     .kv_extra_backward = NULL,
-    .scores_flops = concat_scores_flops,
     .kv_extra_flops = concat_kv_extra_flops,
-    .work_floats = concat_work_floats,
-    .scores_forward = concat_scores_forward,
-    .scores_backward = concat_scores_backward,
+    .head_span = concat_head_span,
+    .head_queries = concat_head_queries,
+    .head_queries_backward = concat_head_queries_backward,
+    .sentence_floats = concat_sentence_floats,
+    .sentence_grads_finish = NULL,
 };

@@ -1,5 +1,6 @@
-/* flops.c: the analytic FLOP counts of flops.h. The mode-specific scores and key-side products
- * come from the attention mode's table (AttnImpl); everything else is counted here. */
+/* flops.c: the analytic FLOP counts of flops.h. The mode-specific parts (the columns each head
+ * scores, the key-side extra products) come from the attention mode's table (AttnImpl);
+ * everything else is counted here. */
 #include "flops.h"
 
 /* Forward products of the key-side projections (K, V and the mode's extra state) of Nk keys. */
@@ -8,25 +9,33 @@ static double kv_proj_flops(const Attention *a, double Nk) {
     return Nk * (2.0 * d->D * d->W + 2.0 * d->D * d->D + a->impl->kv_extra_flops(d, &a->p));
 }
 
-/* The core of one call: scores of B sentences' Tq queries against Tk keys, and P·V. */
+/* The core of one call: scores of B sentences' Tq queries against Tk keys over the columns each
+ * head scores (the mode's head_span), and P·V. */
 static double scores_flops(const Attention *a, int B, int Tq, int Tk) {
-    return a->impl->scores_flops(&a->d, B, Tq, Tk);
+    double width = 0;
+    for (int h = 0; h < a->d.H; h++) {
+        int col, w;
+        a->impl->head_span(&a->d, h, &col, &w);
+        width += w;
+    }
+    return 2.0 * B * Tq * Tk * width;
 }
 
 static double pv_flops(const Attention *a, int B, int Tq, int Tk) {
     return 2.0 * B * Tq * Tk * a->d.D;
 }
 
-/* attention_forward (and attention_backward) for (B, Tq, Tk). Backward: the gradients of both
- * operands of every projection (2x), of the scores (2x), and o = P·V recomputed plus dP and dV
- * (3x). */
-static double attention_flops(const Attention *a, int B, int Tq, int Tk, bool backward) {
+/* attention_forward (and attention_backward) for (B, Tq, Tk), added to f. Backward: the gradients
+ * of both operands of every projection (2x), of the scores (2x), and o = P·V recomputed plus dP
+ * and dV (3x). */
+static void attention_flops(const Attention *a, int B, int Tq, int Tk, bool backward,
+                            ModelFlops *f) {
     const AttnDims *d = &a->d;
     const double Nq = (double)B * Tq;
     double proj = Nq * 2.0 * d->D * d->W + kv_proj_flops(a, (double)B * Tk) + Nq * 2.0 * d->D * d->D;
     double scores = scores_flops(a, B, Tq, Tk), pv = pv_flops(a, B, Tq, Tk);
-    double fwd = proj + scores + pv;
-    return backward ? fwd + 2.0 * proj + 2.0 * scores + 3.0 * pv : fwd;
+    f->attention += backward ? 3.0 * proj : proj;
+    f->attention_core += backward ? 3.0 * scores + 4.0 * pv : scores + pv;
 }
 
 /* ffn_forward (and ffn_backward) on N rows: two products forward, four backward. */
@@ -38,7 +47,7 @@ static double ffn_flops(const Model *m, double N, bool backward) {
 /* The encoder's layers on B sentences of S positions, added to f. */
 static void encoder_flops(const Model *m, int B, int S, bool backward, ModelFlops *f) {
     for (int l = 0; l < m->n_enc; l++) {
-        f->attention += attention_flops(&m->enc[l].self_attn, B, S, S, backward);
+        attention_flops(&m->enc[l].self_attn, B, S, S, backward, f);
         f->ffn += ffn_flops(m, (double)B * S, backward);
     }
 }
@@ -47,8 +56,8 @@ ModelFlops model_step_flops(const Model *m, int B, int S, int T, bool backward) 
     ModelFlops f = {0};
     encoder_flops(m, B, S, backward, &f);
     for (int l = 0; l < m->n_dec; l++) {
-        f.attention += attention_flops(&m->dec[l].self_attn, B, T, T, backward);
-        f.attention += attention_flops(&m->dec[l].cross_attn, B, T, S, backward);
+        attention_flops(&m->dec[l].self_attn, B, T, T, backward, &f);
+        attention_flops(&m->dec[l].cross_attn, B, T, S, backward, &f);
         f.ffn += ffn_flops(m, (double)B * T, backward);
     }
     // logits (B*T, V); backward: d(dec_out) and d(emb)
@@ -67,11 +76,11 @@ ModelFlops model_decode_flops(const Model *m, int sents, int S, int T, int beam)
         f.attention += kv_proj_flops(cross, (double)sents * S);  // decode_begin
         for (int t = 0; t < T; t++) {
             // self-attention: this position's query, key and value, over keys 0..t
-            f.attention += R * (q_proj + o_proj) + kv_proj_flops(self, R) +
-                           scores_flops(self, R, 1, t + 1) + pv_flops(self, R, 1, t + 1);
+            f.attention += R * (q_proj + o_proj) + kv_proj_flops(self, R);
+            f.attention_core += scores_flops(self, R, 1, t + 1) + pv_flops(self, R, 1, t + 1);
             // cross-attention: the beam rows of a sentence are its queries
-            f.attention += R * (q_proj + o_proj) + scores_flops(cross, sents, beam, S) +
-                           pv_flops(cross, sents, beam, S);
+            f.attention += R * (q_proj + o_proj);
+            f.attention_core += scores_flops(cross, sents, beam, S) + pv_flops(cross, sents, beam, S);
         }
         f.ffn += ffn_flops(m, (double)R * T, false);
     }
@@ -79,4 +88,4 @@ ModelFlops model_decode_flops(const Model *m, int sents, int S, int T, int beam)
     return f;
 }
 
-double model_flops_total(ModelFlops f) { return f.attention + f.ffn + f.loss; }
+double model_flops_total(ModelFlops f) { return f.attention + f.attention_core + f.ffn + f.loss; }

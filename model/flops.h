@@ -2,10 +2,11 @@
  * analytically from the shapes: every matrix product the model computes, 2 FLOPs per
  * multiply-add, forward and backward (weight gradients included), in the phases of model.h.
  * What is counted is what the implementation computes: attention scores and P·V over all Tk keys
- * of a sentence, masked or not; backward recomputes the heads' outputs P·V. Elementwise work
+ * of a sentence (the fused core skips the key columns past a block's last visible key, which the
+ * count does not subtract); backward recomputes the heads' outputs P·V. Elementwise work
  * (softmax, LayerNorm, dropout, biases, collab's query mixing, the optimizer) is not counted.
- * tests/test_flops.c checks both counts against the products actually issued through the GEMM
- * interface. */
+ * tests/test_flops.c checks both counts, but for the attention core (which runs its own
+ * kernel), against the products actually issued through the GEMM interface. */
 #ifndef NMT_FLOPS_H
 #define NMT_FLOPS_H
 
@@ -14,7 +15,8 @@
 #include "model.h"
 
 typedef struct ModelFlops {
-    double attention;  // projections, scores, P·V and output projections of every attention
+    double attention;       // the projections of every attention (queries, keys, values, output)
+    double attention_core;  // its core: scores and P·V per (sentence, head)
     double ffn;        // both FFN products of every layer
     double loss;       // the output projection (logits) and, in training, its gradients
 } ModelFlops;

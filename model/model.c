@@ -23,8 +23,9 @@
         (m)->seconds[phase] += now_seconds() - t0_;                                                \
     } while (0)
 
-const char *const model_phase_names[PHASE_COUNT] = {"embedding", "attention", "ffn",
-                                                    "norm_residual", "loss"};
+const char *const model_phase_names[PHASE_COUNT] = {"embedding", "attention",
+                                                    "attention_core", "ffn", "norm_residual",
+                                                    "loss"};
 
 enum { SITE_SRC_EMB = 1, SITE_TGT_EMB = 2, SITE_LAYERS = 16, SITES_PER_LAYER = 8 };
 
@@ -271,6 +272,13 @@ static AttnMask sub_mask(const Sublayer *s, const ModelBatch *b) {
     return (AttnMask){b->src_len, false, 0};
 }
 
+/* Points the attention of s at the model's core clock; returns the clock's reading. The caller
+ * times the whole sublayer under PHASE_ATTENTION and then takes the core's share out of it. */
+static double attn_core_clock(Model *m, Sublayer *s) {
+    s->attn->core_seconds = &m->seconds[PHASE_ATTN_CORE];
+    return m->seconds[PHASE_ATTN_CORE];
+}
+
 /* The branch: f(N, D) = attention or FFN of fin. */
 static void branch_forward(Model *m, const Ctx *c, Sublayer *s, float *f, const float *fin,
                            const ModelBatch *b, bool dec) {
@@ -282,9 +290,11 @@ static void branch_forward(Model *m, const Ctx *c, Sublayer *s, float *f, const 
         return;
     }
     bool cross = s->kind == SUB_CROSS_ATTN;
+    double core0 = attn_core_clock(m, s);
     TIMED(m, PHASE_ATTENTION,
           attention_forward(c, s->attn, &s->cache, f, fin, cross ? m->enc_out : fin, sub_mask(s, b),
                             b->B, Tq, cross ? b->S : Tq, m->w.big));
+    m->seconds[PHASE_ATTENTION] -= m->seconds[PHASE_ATTN_CORE] - core0;
 }
 
 /* dfin += the branch's input gradient from df; cross-attention also adds into d_enc. */
@@ -298,10 +308,12 @@ static void branch_backward(Model *m, const Ctx *c, Sublayer *s, float *dfin, co
         return;
     }
     bool cross = s->kind == SUB_CROSS_ATTN;
+    double core0 = attn_core_clock(m, s);
     TIMED(m, PHASE_ATTENTION,
           attention_backward(c, s->attn, &s->cache, dfin, cross ? m->w.d_enc : dfin, df, fin,
                              cross ? m->enc_out : fin, sub_mask(s, b), b->B, Tq,
                              cross ? b->S : Tq, m->w.big));
+    m->seconds[PHASE_ATTENTION] -= m->seconds[PHASE_ATTN_CORE] - core0;
 }
 
 const float *sublayer_in(const Model *m, const Sublayer *s, SubState st, const float *x,

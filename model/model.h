@@ -66,8 +66,10 @@ typedef struct DecLayer {
     FfnParams ffn, dffn;
 } DecLayer;
 
-/* Where the time of forward and backward goes (model->seconds, accumulated until reset). */
-enum { PHASE_EMBED, PHASE_ATTENTION, PHASE_FFN, PHASE_NORM, PHASE_LOSS, PHASE_COUNT };
+/* Where the time of forward and backward goes (model->seconds, accumulated until reset).
+ * PHASE_ATTENTION is the projections of the attention sublayers, PHASE_ATTN_CORE their core
+ * (scores, mask, softmax, dropout, P·V and its backward). */
+enum { PHASE_EMBED, PHASE_ATTENTION, PHASE_ATTN_CORE, PHASE_FFN, PHASE_NORM, PHASE_LOSS, PHASE_COUNT };
 extern const char *const model_phase_names[PHASE_COUNT];
 
 typedef struct Model {

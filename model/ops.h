@@ -41,6 +41,17 @@ static inline float dropout_factor(const Dropout *d, uint64_t i) {
     return bits >= d->threshold ? d->scale : 0.0f;
 }
 
+/* out[e] = x[e] * dropout_factor(d, first + e) for e < n (out may be x), one hash per four. */
+static inline void dropout_mul(float *out, const float *x, int n, uint64_t first, const Dropout *d) {
+    uint64_t word = n ? rng_u64(d->key, first >> 2) : 0;
+    for (int e = 0; e < n; e++) {
+        uint64_t i = first + (uint64_t)e;
+        if (e && !(i & 3)) word = rng_u64(d->key, i >> 2);
+        uint32_t bits = (uint32_t)(word >> ((i & 3) * 16)) & 0xFFFFu;
+        out[e] = x[e] * (bits >= d->threshold ? d->scale : 0.0f);
+    }
+}
+
 /* y(N,out) = x(N,in) W^T + b */
 void linear_forward(const Ctx *c, float *y, const float *x, const float *w, const float *b, int N,
                     int in, int out);

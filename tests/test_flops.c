@@ -2,7 +2,8 @@
  * counting GEMM backend (the reference GEMM behind a wrapper that adds 2*M*N*K per call, from any
  * thread) runs a training step (forward and loss, then also backward) and a beam and a greedy
  * search with a fixed output length; every count must match model_step_flops /
- * model_decode_flops exactly, for concat attention (reduced and full key width), collab with
+ * model_decode_flops exactly (but for the attention core, which runs its own kernel and is
+ * checked against a count by hand), for concat attention (reduced and full key width), collab with
  * the content bias and with the query bias, post- and pre-LN, and unequal source and target
  * lengths with padding. A product the formulas miss, or one they count that is not computed,
  * makes the totals differ. */
@@ -59,6 +60,19 @@ static void expect_count(const char *what, const Case *k, double want) {
            k->attention, k->dk, k->collab_bias, k->norm, counted, want);
 }
 
+/* The attention core's count of a step (it runs its own kernel, not the GEMM interface), by hand:
+ * per call, scores over the columns the heads score (W in all for concat, W per head for collab)
+ * and P·V over D; backward 3x the scores and 4x P·V. */
+static void expect_core(const Case *k, const Model *m, double got, bool backward) {
+    const double W = m->ad.W, D = m->ad.D, H = m->ad.H;
+    const double scored = strcmp(k->attention, "collab") ? W : W * H;
+    const double pairs = k->enc_layers * (double)S * S + k->dec_layers * ((double)T * T + (double)T * S);
+    const double scores = 2.0 * B * pairs * scored, pv = 2.0 * B * pairs * D;
+    const double want = backward ? 3.0 * scores + 4.0 * pv : scores + pv;
+    EXPECT(got == want, "%s attention (dk %d) core: %.0f FLOPs counted, %.0f by hand", k->attention,
+           k->dk, got, want);
+}
+
 static void check_step(const Case *k) {
     Model m;
     build(&m, k);
@@ -79,8 +93,10 @@ static void check_step(const Case *k) {
         params_zero_grad(&m.params);
         counted = 0;
         model_step(&m, &c, &batch, &st, backward, 0.1f);
+        ModelFlops f = model_step_flops(&m, B, S, T, backward);
         expect_count(backward ? "training step" : "forward and loss", k,
-                     model_flops_total(model_step_flops(&m, B, S, T, backward)));
+                     model_flops_total(f) - f.attention_core);
+        expect_core(k, &m, f.attention_core, backward);
     }
     model_free(&m);
 }
@@ -105,8 +121,8 @@ static void check_decode(const Case *k, int beam) {
     counted = 0;
     search_batch(&st, &c, &o, src, slen, B, S, &res);
     for (int b = 0; b < B; b++) EXPECT(out_len[b] == T, "sentence %d: %d tokens, not %d", b, out_len[b], T);
-    expect_count(beam == 1 ? "greedy search" : "beam search", k,
-                 model_flops_total(model_decode_flops(&m, B, S, T, beam)));
+    ModelFlops f = model_decode_flops(&m, B, S, T, beam);
+    expect_count(beam == 1 ? "greedy search" : "beam search", k, model_flops_total(f) - f.attention_core);
     decode_free(&st);
     model_free(&m);
 }

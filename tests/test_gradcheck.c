@@ -1,7 +1,8 @@
 /* test_gradcheck.c: finite differences for every op and block with a hand-written backward:
  * LayerNorm, embedding, the label-smoothed loss, FFN (with dropout; ReLU kinks skipped), both
- * attention implementations in self (padded, causal) and cross form with and without dropout,
- * and the whole tiny model in both attention modes and both norm orders. */
+ * attention implementations in self (padded, causal) and cross form with and without dropout
+ * (also at sizes that span several of the fused core's row blocks and column tiles), and the
+ * whole tiny model in both attention modes and both norm orders. */
 #include <omp.h>
 #include <string.h>
 
@@ -175,7 +176,8 @@ static double attn_f(void *q) {
     return dot_double(t->out, t->R, (long)t->s.B * t->s.Tq * t->s.D);
 }
 
-static void check_attention(AttnSpec s) {
+/* fd_floor: the finite differences' noise, which grows with the number of outputs summed in f. */
+static void check_attention(AttnSpec s, double fd_floor) {
     AttnCase t = {.s = s};
     Rng r = rng_init(5, (uint64_t)s.W * 31 + s.Tk);
     ModelConfig cfg = {0};
@@ -212,7 +214,7 @@ static void check_attention(AttnSpec s) {
     for (int i = 0; i < t.pt.count; i++)
         ts[nt++] = (GcTensor){t.pt.info[i].name, t.pt.param + t.pt.info[i].offset,
                               t.pt.grad + t.pt.info[i].offset, (long)t.pt.info[i].numel};
-    gradcheck(s.label, attn_f, NULL, &t, ts, nt, (GcOptions){1e-2f, 40, 1e-2, 2e-3, 1e-4});
+    gradcheck(s.label, attn_f, NULL, &t, ts, nt, (GcOptions){1e-2f, 40, 1e-2, 2e-3, fd_floor});
     params_free(&t.pt);
     arena_free(&t.arena);
     aligned_free(t.work);
@@ -311,9 +313,26 @@ static void check_dropout_rate(void) {
     free(x);
 }
 
+/* dropout_mul, which hashes once per four elements, applies exactly dropout_factor's mask, for
+ * every alignment of the run. */
+static void check_dropout_mul(void) {
+    Ctx c = {NULL, 4, 1, true};
+    Dropout d = dropout_make(&c, 0.3f, 2);
+    float x[24], out[24];
+    for (int e = 0; e < 24; e++) x[e] = 1.0f + 0.25f * e;
+    long wrong = 0;
+    for (uint64_t first = 0; first < 9; first++)
+        for (int n = 0; n <= 24; n++) {
+            dropout_mul(out, x, n, first, &d);
+            for (int e = 0; e < n; e++) wrong += out[e] != x[e] * dropout_factor(&d, first + e);
+        }
+    EXPECT(wrong == 0, "dropout_mul differs from dropout_factor in %ld elements", wrong);
+}
+
 int main(void) {
     gemm = gemm_select("auto");
     check_dropout_rate();
+    check_dropout_mul();
     check_layernorm();
     check_embedding();
     check_loss();
@@ -326,7 +345,15 @@ int main(void) {
         {"collab cross content", "collab", "content", 16, 2, 16, 3, 4, 6, false, false, 0.0f},
         {"collab causal query bias dropout", "collab", "query", 12, 3, 5, 2, 5, 5, true, true, 0.2f},
     };
-    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_attention(specs[i]);
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_attention(specs[i], 1e-4);
+    // the fused core's blocking: two query-row blocks (32 + a partial one), keys and head widths
+    // spanning whole and partial 16-column tiles, causal and padding masks, dropout; f sums
+    // thousands of outputs, so its noise floor is higher (the key bias, whose gradient is 0)
+    AttnSpec blocks[] = {
+        {"core blocks concat causal padded dropout", "concat", "content", 40, 2, 40, 3, 37, 37, true, true, 0.2f},
+        {"core blocks collab cross content dropout", "collab", "content", 24, 3, 20, 2, 35, 18, false, false, 0.2f},
+    };
+    for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++) check_attention(blocks[i], 5e-4);
     check_model("model concat post-LN", "concat", "content", "post", 0, 0.0f);
     check_model("model concat pre-LN dropout", "concat", "content", "pre", 8, 0.1f);
     check_model("model collab content post-LN", "collab", "content", "post", 8, 0.0f);

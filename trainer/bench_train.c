@@ -110,6 +110,7 @@ int bench_train(int argc, char **argv) {
     double params_m = params_count(&m.params) / 1e6, rss = peak_rss_mb();
     const double gflop = model_flops_total(flops) / 1e9, gflops = gflop / med;
     const double phase_gflop[PHASE_COUNT] = {[PHASE_ATTENTION] = flops.attention / 1e9,
+                                             [PHASE_ATTN_CORE] = flops.attention_core / 1e9,
                                              [PHASE_FFN] = flops.ffn / 1e9,
                                              [PHASE_LOSS] = flops.loss / 1e9};
     if (json) {
