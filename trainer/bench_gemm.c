@@ -339,7 +339,7 @@ int bench_gemm(int argc, char **argv) {
                            s->name, s->m, s->n, s->k, s->ta, s->tb, s->batch, threads[t],
                            bnames[b], gf[b], 100.0 * gf[b] / peak[t].gflops);
                     if (nb >= 2 && b == 0) printf(",\"ratio_vs_%s\":%.3f", bnames[1], ratio[t][si]);
-                    if (bound > 0) printf(",\"read_gbps\":%.1f,\"bound_gflops\":%.1f", bw, bound);
+                    if (bound > 0) printf(",\"read_gbps\":%.1f,\"bound_gflops\":%.2f", bw, bound);
                     if (o.resident) printf(",\"resident\":%d", o.resident);
                     printf("}\n");
                 }
