@@ -16,6 +16,7 @@
 #include "check.h"
 #include "clean.h"
 #include "hash.h"
+#include "paths.h"
 #include "rng.h"
 #include "spm.h"
 #include "status.h"
@@ -268,21 +269,6 @@ static void check_spec(const DataConfig *s) {
           s->min_len);
     CHECK(s->max_len_ratio == 0 || s->max_len_ratio >= 1,
           "data.max_len_ratio is %g; expected 0 (no limit) or >= 1", s->max_len_ratio);
-}
-
-static void make_directory(const char *dir) {
-    char *path = xstrdup(dir);
-    for (char *p = path + 1;; p++) {
-        bool end = *p == '\0';
-        if (*p == '/' || end) {
-            *p = '\0';
-            if (mkdir(path, 0777) != 0 && errno != EEXIST)
-                FATAL("cannot create directory '%s' (data.dir): %s", path, strerror(errno));
-            if (end) break;
-            *p = '/';
-        }
-    }
-    free(path);
 }
 
 /* Sizes and checksums of every input, and the two reuse keys built from them and the config. */
@@ -737,7 +723,8 @@ static PrepareOutcome check_previous_run(Prep *p) {
 
 PrepareOutcome prepare_run(const DataConfig *spec) {
     check_spec(spec);
-    make_directory(spec->dir);
+    if (!make_dirs(spec->dir))
+        FATAL("cannot create directory '%s' (data.dir): %s", spec->dir, strerror(errno));
     Prep p = {.spec = spec, .threads = omp_get_max_threads()};
     double t0 = now_seconds();
     compute_keys(&p);

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -28,6 +27,7 @@
 #include "cpu.h"
 #include "gemm_auto.h"
 #include "gemm_backends.h"
+#include "paths.h"
 #include "timer.h"
 #include "ukernel.h"
 
@@ -171,18 +171,6 @@ bool gemm_auto_cache_read(const char *path, const char *key, GemmAutoChoice *c) 
     for (int k = 0; k < GEMM_CLASSES; k++) {
         c->backend[k] = got.backend[k];
         c->ms[k][0] = got.ms[k][0], c->ms[k][1] = got.ms[k][1];
-    }
-    return true;
-}
-
-/* mkdir -p of the directory part of path; false with errno set on failure. */
-static bool make_parent_dirs(const char *path) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-        *slash = '\0';
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) return false;
-        *slash = '/';
     }
     return true;
 }

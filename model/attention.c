@@ -272,6 +272,21 @@ static void softmax_prefix(float *s, int n, int Tk) {
     for (int k = n; k < Tk; k++) s[k] = 0.0f;
 }
 
+/* A block's dropped probabilities (rb, nk), rows *ldp apart: pi (rows Tk apart) itself without
+ * dropout, else pi times the mask regenerated from index `first` (of pi's first element) in the
+ * thread's tile. Forward and backward both read them from here, so their masks agree. */
+static const float *dropped_block(const CoreTiles *t, const float *pi, int rb, int nk, int Tk,
+                                  uint64_t first, const Dropout *drop, long *ldp) {
+    *ldp = Tk;
+    if (!drop->key) return pi;
+    const int ld = (int)align16(Tk);
+    for (int i = 0; i < rb; i++)
+        dropout_mul(t->pd + (size_t)i * ld, pi + (size_t)i * Tk, nk, first + (uint64_t)i * Tk,
+                    drop);
+    *ldp = ld;
+    return t->pd;
+}
+
 void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const float *q,
                     const float *k, const float *v, const float *cs, AttnMask mask, int B, int Tq,
                     int Tk, int kvs, float *work) {
@@ -302,14 +317,9 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
                         for (int j = 0; j < nk; j++) row[j] += d->scale * csh[(size_t)j * H];
                     softmax_prefix(row, visible_keys(mask, b, i0 + i, Tk), Tk);
                 }
-                const float *pd = pi;
-                long ldp = Tk;
-                if (drop.key) {
-                    for (int i = 0; i < rb; i++)
-                        dropout_mul(t.pd + (size_t)i * ld, pi + (size_t)i * Tk, nk,
-                                    first + (uint64_t)(i0 + i) * Tk, &drop);
-                    pd = t.pd, ldp = ld;
-                }
+                long ldp;
+                const float *pd =
+                    dropped_block(&t, pi, rb, nk, Tk, first + (uint64_t)i0 * Tk, &drop, &ldp);
                 tile_mm(rb, Dh, nk, 1.0f, pd, ldp, 1, vh, D, Dh,
                         o + ((size_t)b * Tq + i0) * D + h * Dh, D, false);
             }
@@ -345,14 +355,9 @@ static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, 
             for (int i0 = 0; i0 < Tq; i0 += ROWS) {
                 const int rb = min_i(ROWS, Tq - i0), nk = visible_keys(mask, b, i0 + rb - 1, Tk);
                 const float *pi = s->p + ((size_t)b * H + h) * Tq * Tk + (size_t)i0 * Tk;
-                const float *pd = pi;  // (rb, nk), rows ldp apart
-                long ldp = Tk;
-                if (drop.key) {  // regenerate the forward's dropped probabilities
-                    for (int i = 0; i < rb; i++)
-                        dropout_mul(t.pd + (size_t)i * ld, pi + (size_t)i * Tk, nk,
-                                    first + (uint64_t)(i0 + i) * Tk, &drop);
-                    pd = t.pd, ldp = ld;
-                }
+                long ldp;
+                const float *pd =
+                    dropped_block(&t, pi, rb, nk, Tk, first + (uint64_t)i0 * Tk, &drop, &ldp);
                 const size_t ro = (size_t)b * Tq + i0;        // first row of the block
                 const float *doh = w->d_o + ro * D + h * Dh;  // (rb, Dh), rows D apart
                 // o = pd v (for dW_o) ;  d pd = d_o v^T ;  dv += pd^T d_o

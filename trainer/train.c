@@ -20,6 +20,7 @@
 #include "checkpoint.h"
 #include "model.h"
 #include "optimizer.h"
+#include "paths.h"
 #include "prepare.h"
 #include "spm.h"
 #include "status.h"
@@ -64,18 +65,6 @@ static char *path_in(const char *dir, const char *name) {
     char *p = xmalloc(n);
     snprintf(p, n, "%s/%s", dir, name);
     return p;
-}
-
-static void mkdir_p(const char *dir) {
-    char *p = xstrdup(dir);
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = 0;
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    if (mkdir(p, 0755) && errno != EEXIST) FATAL("cannot create directory %s: %s", p, strerror(errno));
-    free(p);
 }
 
 static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
@@ -372,7 +361,8 @@ int train_run(Config *cfg) {
     const TrainConfig *tc = &cfg->train;
     t->run_dir = tc->run_dir;
     CHECK(*cfg->data.dir, "data.dir is not set (the prepared data directory)");
-    mkdir_p(t->run_dir);
+    if (!make_dirs(t->run_dir))
+        FATAL("cannot create directory %s: %s", t->run_dir, strerror(errno));
     char *lock = path_in(t->run_dir, "lock");
     int lock_fd = open(lock, O_WRONLY | O_CREAT, 0644);
     if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB))
