@@ -3,6 +3,9 @@
 #define NMT_DATA_CONFIG_H
 
 #include "config_types.h"
+#include "text.h"
+
+#define CONFIG_CTYPE_CORPORA CorpusList
 
 typedef struct DataConfig {
 #define KEY CONFIG_STRUCT_FIELD

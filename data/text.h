@@ -14,7 +14,14 @@
 #include <stddef.h>
 #include <zlib.h>
 
-#include "config_types.h"
+typedef struct CorpusPair {
+    const char *src, *tgt;  // file paths (plain text, .gz or WMT .sgm); line i translates line i
+} CorpusPair;
+
+typedef struct CorpusList {
+    const CorpusPair *items;  // (count)
+    int count;
+} CorpusList;
 
 typedef struct TextReader {
     char *path;

@@ -22,13 +22,13 @@ while [ $# -gt 0 ]; do
 done
 ours_env=() peer_env=()
 case $isa in
-    native) nmt=${NMT:-build/release/trainer/nmt} ;;
+    native) nmt=${NMT:-build/release/bin/nmt} ;;
     avx2)
         if [ -z "${NMT:-}" ]; then
             cmake -S . -B build/x86-64-v3 -DCMAKE_BUILD_TYPE=Release -DNMT_ARCH=x86-64-v3 >/dev/null
             cmake --build build/x86-64-v3 -j "$(nproc)" --target nmt >/dev/null
         fi
-        nmt=${NMT:-build/x86-64-v3/trainer/nmt}
+        nmt=${NMT:-build/x86-64-v3/bin/nmt}
         ours_env=(OPENBLAS_CORETYPE=Haswell)
         peer_env=(ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell) ;;
     *) echo "--isa: expected native or avx2, not '$isa'" >&2; exit 2 ;;

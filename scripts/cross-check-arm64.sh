@@ -51,7 +51,7 @@ export PKG_CONFIG_LIBDIR=$pcdir:/usr/share/pkgconfig:$spm/pc
 cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$PWD/$dir/toolchain.cmake" -DNMT_ARCH=generic \
     -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$dir" -j "$jobs"
-file "$dir/trainer/nmt"
+file "$dir/bin/nmt"
 # The loader of libc6:arm64 is in /lib; the unpacked SentencePiece is not on its path.
 export LD_LIBRARY_PATH=$spm/root/usr/lib/aarch64-linux-gnu
 (cd "$dir" && ctest --output-on-failure --timeout 1800 -R "$tests")

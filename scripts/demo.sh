@@ -39,7 +39,7 @@ done
 echo "== build"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build/release -j "$(nproc)" > /dev/null
-nmt=build/release/trainer/nmt
+nmt=build/release/bin/nmt
 
 runs=${NMT_RUNS:-runs}
 name=multi30k-$attention$([ $full = 1 ] && echo -full || true)

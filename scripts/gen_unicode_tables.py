@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""gen_unicode_tables.py: writes data/unicode_tables.c, the Unicode tables behind data/unicode.c.
+"""gen_unicode_tables.py: writes data/eval/unicode_tables.c, the Unicode tables behind data/eval/unicode.c.
 
 The tables describe Unicode the way the Python that runs this script sees it, because sacreBLEU's
 text processing is Python's: str.split()/str.rstrip() whitespace, str.lower() (including its
 multi-code-point results and the Final_Sigma rule), and the general categories P, S and N that the
 `intl` tokenizer matches. Run with the Debian interpreter and commit the output:
 
-    /usr/bin/python3 scripts/gen_unicode_tables.py > data/unicode_tables.c
+    /usr/bin/python3 scripts/gen_unicode_tables.py > data/eval/unicode_tables.c
 """
 import sys
 import unicodedata

@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#configs[@]} -gt 0 ] && [ -n "$concat" ] && [ -n "$src" ] && [ -n "$ref" ] ||
     { echo "sweep-dk.sh: -c, --concat, --src and --ref are required (see --help)" >&2; exit 2; }
-nmt=${NMT:-build/release/trainer/nmt}
+nmt=${NMT:-build/release/bin/nmt}
 [ -x "$nmt" ] || { cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release > /dev/null &&
                    cmake --build build/release -j "$(nproc)" > /dev/null; }
 mkdir -p "$out"

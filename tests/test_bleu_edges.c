@@ -1,4 +1,4 @@
-/* test_bleu_edges.c: the parts of data/bleu.h that the corpus fixtures do not pin down one by one:
+/* test_bleu_edges.c: the parts of data/eval/bleu.h that the corpus fixtures do not pin down one by one:
  *  - tokenizer edge cases (entities, digits with . , -, Unicode spaces, leading spaces with intl,
  *    Unicode punctuation and symbols, lowercasing) with the outputs of sacreBLEU's regular
  *    expressions run in Python (re / regex);

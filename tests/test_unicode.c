@@ -1,4 +1,4 @@
-/* test_unicode.c: the Python-compatible Unicode layer of data/unicode.h: strict UTF-8 decoding,
+/* test_unicode.c: the Python-compatible Unicode layer of data/eval/unicode.h: strict UTF-8 decoding,
  * Python's whitespace, the P/S/N categories and str.lower(). Expected values are what Python
  * 3.11 (Unicode 14.0) answers for the same input. */
 #include <string.h>

@@ -2,7 +2,7 @@
  * command line on plain files: BLEU (13a/intl/none tokenization, optional lowercasing), chrF and
  * chrF++, text or JSON output, several systems in a table, and the paired bootstrap test against a
  * baseline. It reads and checks the files as sacreBLEU does (bleu_io.c), scores through the
- * data/bleu.h library and prints what sacrebleu prints. */
+ * data/eval/bleu.h library and prints what sacrebleu prints. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

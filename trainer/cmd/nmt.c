@@ -1,4 +1,4 @@
-/* nmt.c: the `nmt` executable: dispatches `nmt <command> [args]` to trainer/cmd_<command>.c. */
+/* nmt.c: the `nmt` executable: dispatches `nmt <command> [args]` to trainer/cmd/cmd_<command>.c. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* cmd.h: the `nmt` subcommands. Each lives in its own trainer/cmd_<name>.c and takes the
+/* cmd.h: the `nmt` subcommands. Each lives in its own trainer/cmd/cmd_<name>.c and takes the
  * arguments after the program name (argv[0] is the command name). A command returns its exit
  * code: 0 on success, 1 on failure, 2 on a usage error. */
 #ifndef NMT_CMD_H
