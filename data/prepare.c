@@ -319,20 +319,20 @@ static void manifest_field(const char *manifest, const char *name, char *out, si
     out[len] = '\0';
 }
 
-/* Loads spm.model from dir; false (with the reason in data_last_error) if it is unusable. */
+/* Loads spm.model from dir; false (with the reason in status_message) if it is unusable. */
 static bool load_spm(Prep *p, const char *expected_fingerprint) {
     char *path = path_join(p->spec->dir, PREPARE_SPM_MODEL);
     size_t len = 0;
     char *bytes = read_whole_file(path, &len);
     bool ok = false;
     if (!bytes) {
-        data_fail("cannot read '%s'", path);
+        status_fail("cannot read '%s'", path);
     } else {
         char fingerprint[17];
         p->fingerprint = tokcache_fingerprint(bytes, len);
         snprintf(fingerprint, sizeof fingerprint, "%016llx", (unsigned long long)p->fingerprint);
         if (expected_fingerprint && strcmp(fingerprint, expected_fingerprint) != 0)
-            data_fail("'%s' has fingerprint %s, the manifest says %s", path, fingerprint,
+            status_fail("'%s' has fingerprint %s, the manifest says %s", path, fingerprint,
                       expected_fingerprint);
         else
             ok = spm_load_bytes(&p->spm, bytes, len) == 0;
@@ -361,7 +361,7 @@ static bool outputs_valid(Prep *p, const char *manifest) {
         for (int side = 0; ok && split != SPLIT_TRAIN && side < 2; side++) {
             path = prepare_split_path(p->spec->dir, (Split)split, side ? "tgt" : "src");
             ok = access(path, R_OK) == 0;
-            if (!ok) data_fail("'%s' is missing", path);
+            if (!ok) status_fail("'%s' is missing", path);
             free(path);
         }
     }
@@ -417,7 +417,7 @@ static void scan_split(Prep *p, Split split) {
     st->corpus_read = xcalloc((size_t)list->count + 1, sizeof(long));
     st->corpus_kept = xcalloc((size_t)list->count + 1, sizeof(long));
     ParallelReader reader;
-    if (parallel_open(&reader, list->items, list->count) < 0) FATAL("%s", data_last_error());
+    if (parallel_open(&reader, list->items, list->count) < 0) FATAL("%s", status_message());
     AtomicFile copies[2];
     if (split != SPLIT_TRAIN) {
         for (int side = 0; side < 2; side++) {
@@ -446,7 +446,7 @@ static void scan_split(Prep *p, Split split) {
         }
         if ((st->read & 4095) == 0) progress_tick(&progress, st->read, 0);
     }
-    if (got < 0) FATAL("%s", data_last_error());
+    if (got < 0) FATAL("%s", status_message());
     progress_end(&progress);
     parallel_close(&reader);
     if (split != SPLIT_TRAIN)
@@ -476,14 +476,14 @@ static void train_spm(Prep *p) {
     char *model = NULL;
     size_t len = 0;
     if (spm_train(&opt, reservoir_next, &p->sample, &model, &len) != 0)
-        FATAL("%s (data.vocab_size %d, data.spm_model_type %s)", data_last_error(), s->vocab_size,
+        FATAL("%s (data.vocab_size %d, data.spm_model_type %s)", status_message(), s->vocab_size,
               s->spm_model_type);
     p->spm_seconds = now_seconds() - t0;
     char *path = path_join(s->dir, PREPARE_SPM_MODEL);
     atomic_write_file(path, model, len);
     free(path);
     free(model);
-    CHECK(load_spm(p, NULL), "%s", data_last_error());
+    CHECK(load_spm(p, NULL), "%s", status_message());
 }
 
 /* ---- pass 2: encode in parallel, filter train by subword lengths, write the caches ---- */
@@ -527,7 +527,7 @@ static void flush_chunk(Prep *p, Split split, EncodeChunk *c, TokCacheWriter *w)
     for (long k = 0; k < 2 * c->n; k++) {
         if (spm_encode(p->spm, c->text + c->start[k], c->len[k], &c->ids[k]) != 0) {
 #pragma omp critical(prepare_encode_error)
-            if (!error[0]) snprintf(error, sizeof error, "%s", data_last_error());
+            if (!error[0]) snprintf(error, sizeof error, "%s", status_message());
         }
     }
     p->encode_seconds += now_seconds() - t0;
@@ -558,7 +558,7 @@ static void encode_split(Prep *p, Split split, EncodeChunk *chunk) {
     TokCacheWriter writer;
     tokcache_writer_open(&writer, path, p->vocab_size, p->fingerprint);
     ParallelReader reader;
-    if (parallel_open(&reader, list->items, list->count) < 0) FATAL("%s", data_last_error());
+    if (parallel_open(&reader, list->items, list->count) < 0) FATAL("%s", status_message());
     Progress progress = progress_start(
         split == SPLIT_TRAIN ? "prepare: encode train" : "prepare: encode", "pairs");
     char *text[2];
@@ -578,7 +578,7 @@ static void encode_split(Prep *p, Split split, EncodeChunk *chunk) {
         chunk->corpus[chunk->n++] = reader.corpus;
         if (chunk->n == CHUNK_PAIRS) flush_chunk(p, split, chunk, &writer);
     }
-    if (got < 0) FATAL("%s", data_last_error());
+    if (got < 0) FATAL("%s", status_message());
     flush_chunk(p, split, chunk, &writer);
     progress_end(&progress);
     parallel_close(&reader);
@@ -701,7 +701,7 @@ static PrepareOutcome check_previous_run(Prep *p) {
                    dir, p->config_key);
             outcome = PREPARE_REUSED;
         } else {
-            fprintf(stderr, "prepare: cannot reuse %s: %s; rebuilding\n", dir, data_last_error());
+            fprintf(stderr, "prepare: cannot reuse %s: %s; rebuilding\n", dir, status_message());
         }
     } else if (manifest) {
         fprintf(stderr, "prepare: inputs or config changed since the last run in %s; rebuilding\n", dir);

@@ -32,7 +32,7 @@ constexpr int kInternal = static_cast<int>(StatusCode::kInternal);
 constexpr int kInvalidArgument = static_cast<int>(StatusCode::kInvalidArgument);
 
 int fail(const char *what, const Status &status) {
-    data_fail("SentencePiece %s: %s", what, status.ToString().c_str());
+    status_fail("SentencePiece %s: %s", what, status.ToString().c_str());
     return static_cast<int>(status.code());
 }
 
@@ -41,9 +41,9 @@ T guard(T on_exception, const char *what, Body &&body) noexcept {
     try {
         return body();
     } catch (const std::exception &e) {
-        data_fail("SentencePiece %s: C++ exception: %s", what, e.what());
+        status_fail("SentencePiece %s: C++ exception: %s", what, e.what());
     } catch (...) {
-        data_fail("SentencePiece %s: unknown C++ exception", what);
+        status_fail("SentencePiece %s: unknown C++ exception", what);
     }
     return on_exception;
 }
@@ -81,7 +81,7 @@ int copy_ids(const std::vector<int> &ids, SpmIds *out) {
         int cap = n > 2 * out->cap ? n : 2 * out->cap;
         void *grown = std::realloc(out->ids, sizeof(int32_t) * static_cast<size_t>(cap));
         if (!grown) {
-            data_fail("SentencePiece encode: out of memory for %d ids", cap);
+            status_fail("SentencePiece encode: out of memory for %d ids", cap);
             return static_cast<int>(StatusCode::kResourceExhausted);
         }
         out->ids = static_cast<int32_t *>(grown);
@@ -96,13 +96,13 @@ int copy_ids(const std::vector<int> &ids, SpmIds *out) {
 int finish_load(SpmModel **out, std::unique_ptr<SpmModel> model, const Status &status,
                 const char *origin) {
     if (!status.ok()) {
-        data_fail("cannot load SentencePiece model from %s: %s", origin, status.ToString().c_str());
+        status_fail("cannot load SentencePiece model from %s: %s", origin, status.ToString().c_str());
         return static_cast<int>(status.code());
     }
     const sentencepiece::SentencePieceProcessor &p = model->processor;
     if (p.pad_id() != SPM_PAD_ID || p.unk_id() != SPM_UNK_ID || p.bos_id() != SPM_BOS_ID ||
         p.eos_id() != SPM_EOS_ID) {
-        data_fail(
+        status_fail(
             "SentencePiece model from %s has special ids pad=%d unk=%d bos=%d eos=%d; nmt "
             "needs pad=%d unk=%d bos=%d eos=%d (train it with `nmt prepare`)",
             origin, p.pad_id(), p.unk_id(), p.bos_id(), p.eos_id(), SPM_PAD_ID, SPM_UNK_ID,
@@ -142,7 +142,7 @@ int spm_train(const SpmTrainOptions *opt, SpmNextSentence next, void *ctx, char 
         if (!status.ok()) return fail("training", status);
         *model = static_cast<char *>(std::malloc(bytes.size()));
         if (!*model) {
-            data_fail("SentencePiece training: out of memory for a %zu-byte model", bytes.size());
+            status_fail("SentencePiece training: out of memory for a %zu-byte model", bytes.size());
             return static_cast<int>(StatusCode::kResourceExhausted);
         }
         std::memcpy(*model, bytes.data(), bytes.size());
@@ -202,7 +202,7 @@ int spm_decode(const SpmModel *model, const int32_t *ids, int n, char **text, si
         int size = model->processor.GetPieceSize();
         for (int i = 0; i < n; i++) {
             if (ids[i] < 0 || ids[i] >= size) {
-                data_fail(
+                status_fail(
                     "SentencePiece decode: id %d at position %d is outside the vocabulary "
                     "[0, %d)",
                     ids[i], i, size);
@@ -214,7 +214,7 @@ int spm_decode(const SpmModel *model, const int32_t *ids, int n, char **text, si
         if (!status.ok()) return fail("decode", status);
         *text = static_cast<char *>(std::malloc(decoded.size() + 1));
         if (!*text) {
-            data_fail("SentencePiece decode: out of memory for %zu bytes", decoded.size());
+            status_fail("SentencePiece decode: out of memory for %zu bytes", decoded.size());
             return static_cast<int>(StatusCode::kResourceExhausted);
         }
         std::memcpy(*text, decoded.c_str(), decoded.size() + 1);

@@ -1,7 +1,7 @@
 /* spm.h: the C interface to SentencePiece 0.1.97 (Debian libsentencepiece), implemented by the
  * project's only C++ file, spm.cc. Every function that can fail returns 0 on success or the
  * SentencePiece util::StatusCode (1..16; 13 "internal" also stands for a caught C++ exception)
- * and leaves a message in data_last_error(). No C++ exception crosses this interface.
+ * and leaves a message in status_message(). No C++ exception crosses this interface.
  *
  * Project conventions, fixed here:
  * - Special ids pad 0, unk 1, bos 2, eos 3. Loading a model with other ids is an error.

@@ -27,11 +27,11 @@ int text_open(TextReader *r, const char *path) {
     *r = (TextReader){0};
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return data_fail("cannot read '%s': it is a directory, not a corpus file", path);
+        return status_fail("cannot read '%s': it is a directory, not a corpus file", path);
     errno = 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz)
-        return data_fail("cannot open '%s': %s", path, errno ? strerror(errno) : "out of memory");
+        return status_fail("cannot open '%s': %s", path, errno ? strerror(errno) : "out of memory");
     gzbuffer(gz, TEXT_CHUNK);
     r->path = xstrdup(path);
     r->gz = gz;
@@ -64,7 +64,7 @@ static int fill_chunk(TextReader *r) {
     int zerr = Z_OK;
     const char *msg = gzerror(r->gz, &zerr);
     if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
-        return data_fail(
+        return status_fail(
             "'%s': cannot read past line %ld: %s (the gzip file is truncated or corrupt)", r->path,
             r->line, msg);
     r->chunk_len = (size_t)n;
@@ -236,7 +236,7 @@ static int next_seg(TextReader *r, char **rec, size_t *len) {
         if (st < 0) return -1;
         if (st == 0) {
             if (!seg) return 0;
-            return data_fail(
+            return status_fail(
                 "'%s':%ld: <seg> element is not closed by </seg> before the end of "
                 "the file",
                 r->path, seg_line);
@@ -300,7 +300,7 @@ int parallel_next(ParallelReader *p, char **src, size_t *src_len, char **tgt, si
             long ns = s ? count_remaining(&p->src) : p->src.records;
             long nt = t ? count_remaining(&p->tgt) : p->tgt.records;
             if (ns < 0 || nt < 0) return -1;
-            return data_fail(
+            return status_fail(
                 "parallel corpus mismatch: '%s' has %ld %s but '%s' has %ld %s "
                 "(record i of one side must be the translation of record i of the "
                 "other)",

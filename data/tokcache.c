@@ -121,15 +121,15 @@ void tokcache_writer_commit(TokCacheWriter *w) {
 
 /* ---- reader ---- */
 
-/* Checks the mapped file against its header and the expected model; 0 or -1 (data_fail). */
+/* Checks the mapped file against its header and the expected model; 0 or -1 (status_fail). */
 static int validate(const TokCache *c, const TokCacheHeader *h, int vocab_size,
                     uint64_t spm_fingerprint) {
     const char *path = c->path;
     uint64_t size = c->map_bytes;
     if (memcmp(h->magic, TOKCACHE_MAGIC, sizeof h->magic) != 0)
-        return data_fail("'%s' is not an nmt token cache (wrong magic bytes)", path);
+        return status_fail("'%s' is not an nmt token cache (wrong magic bytes)", path);
     if (h->version != TOKCACHE_VERSION)
-        return data_fail(
+        return status_fail(
             "'%s' is a version %u token cache; this build reads version %d (run "
             "`nmt prepare` again)",
             path, h->version, TOKCACHE_VERSION);
@@ -137,7 +137,7 @@ static int validate(const TokCache *c, const TokCacheHeader *h, int vocab_size,
     bool counts_fit =
         h->npairs <= size / 12 && h->src_tokens <= size / 4 && h->tgt_tokens <= size / 4;
     if (!counts_fit || h->file_bytes != size || sections_of(h).end != size)
-        return data_fail(
+        return status_fail(
             "'%s' is truncated or corrupt: it has %llu bytes, its header describes "
             "%llu pairs, %llu + %llu tokens in %llu bytes",
             path, (unsigned long long)size, (unsigned long long)h->npairs,
@@ -148,17 +148,17 @@ static int validate(const TokCache *c, const TokCacheHeader *h, int vocab_size,
     memcpy(&stored, (const char *)c->map + s.crc, sizeof stored);
     uint32_t computed = crc_update(crc_update(0, NULL, 0), c->map, (size_t)s.crc);
     if (stored != computed)
-        return data_fail(
+        return status_fail(
             "'%s' is corrupt: CRC-32 %08x of its contents does not match the stored "
             "%08x",
             path, computed, stored);
     if (h->vocab_size != (uint32_t)vocab_size)
-        return data_fail(
+        return status_fail(
             "'%s' was encoded with a %u-piece vocabulary but the SentencePiece model "
             "has %d pieces (run `nmt prepare` again)",
             path, h->vocab_size, vocab_size);
     if (h->spm_fingerprint != spm_fingerprint)
-        return data_fail(
+        return status_fail(
             "'%s' was encoded with a different SentencePiece model (fingerprint "
             "%016llx, the model's is %016llx; run `nmt prepare` again)",
             path, (unsigned long long)h->spm_fingerprint, (unsigned long long)spm_fingerprint);
@@ -167,23 +167,23 @@ static int validate(const TokCache *c, const TokCacheHeader *h, int vocab_size,
     bool consistent = offsets[0] == 0 && offsets[h->npairs] == h->src_tokens + h->tgt_tokens;
     for (uint64_t i = 0; consistent && i < h->npairs; i++)
         consistent = offsets[i + 1] >= offsets[i] + src_len[i];
-    if (!consistent) return data_fail("'%s' is corrupt: its pair offsets are inconsistent", path);
+    if (!consistent) return status_fail("'%s' is corrupt: its pair offsets are inconsistent", path);
     return 0;
 }
 
 int tokcache_open(TokCache *c, const char *path, int vocab_size, uint64_t spm_fingerprint) {
     *c = (TokCache){0};
     int fd = open(path, O_RDONLY);
-    if (fd < 0) return data_fail("cannot open token cache '%s': %s", path, strerror(errno));
+    if (fd < 0) return status_fail("cannot open token cache '%s': %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(TokCacheHeader)) {
         close(fd);
-        return data_fail("'%s' is not an nmt token cache (%lld bytes, shorter than its header)",
+        return status_fail("'%s' is not an nmt token cache (%lld bytes, shorter than its header)",
                          path, (long long)st.st_size);
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
-    if (map == MAP_FAILED) return data_fail("cannot map '%s': %s", path, strerror(errno));
+    if (map == MAP_FAILED) return status_fail("cannot map '%s': %s", path, strerror(errno));
     c->path = xstrdup(path);
     c->map = map;
     c->map_bytes = (size_t)st.st_size;

@@ -52,7 +52,7 @@ typedef struct TokCache {
     const uint32_t *src_len;  // (npairs)
 } TokCache;
 
-/* 0, or -1 with the reason in data_last_error(). */
+/* 0, or -1 with the reason in status_message(). */
 int tokcache_open(TokCache *c, const char *path, int vocab_size, uint64_t spm_fingerprint);
 void tokcache_close(TokCache *c);
 

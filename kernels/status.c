@@ -4,14 +4,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local char last_error[1024];
+static _Thread_local char message[1024];
 
-int data_fail(const char *fmt, ...) {
+int status_fail(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     return -1;
 }
 
-const char *data_last_error(void) { return last_error; }
+const char *status_message(void) { return message; }

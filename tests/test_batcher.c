@@ -225,7 +225,7 @@ int main(void) {
     const char *path = test_path(dir, "b.tok");
     write_cache(path);
     TokCache c;
-    EXPECT(tokcache_open(&c, path, VOCAB, 42) == 0, "open: %s", data_last_error());
+    EXPECT(tokcache_open(&c, path, VOCAB, 42) == 0, "open: %s", status_message());
     char err[4096];
     int status = test_run_child(seek_past_end, &c, err, sizeof err);
     EXPECT(status == 1 && strstr(err, "batch cursor (epoch 0, batch 1000000) is past"),

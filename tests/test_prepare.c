@@ -189,7 +189,7 @@ static const char *out_file(const Setup *s, const char *name) { return test_path
  * model: the text-stage counts are known by construction. */
 static void check_train(const Setup *s, const Expected *ex) {
     SpmModel *m = NULL;
-    EXPECT(spm_load_file(&m, out_file(s, PREPARE_SPM_MODEL)) == 0, "load: %s", data_last_error());
+    EXPECT(spm_load_file(&m, out_file(s, PREPARE_SPM_MODEL)) == 0, "load: %s", status_message());
     if (!m) return;
     size_t model_len = 0;
     char *model = test_read_file(out_file(s, PREPARE_SPM_MODEL), &model_len);
@@ -198,7 +198,7 @@ static void check_train(const Setup *s, const Expected *ex) {
     TokCache c;
     char *path = prepare_split_path(s->out, SPLIT_TRAIN, "tok");
     EXPECT(tokcache_open(&c, path, spm_vocab_size(m), fingerprint) == 0, "open: %s",
-           data_last_error());
+           status_message());
     free(path);
     long short_n = 0, long_n = 0, ratio_n = 0, kept = 0, wrong = 0;
     SpmIds a = {0}, b = {0};
@@ -271,7 +271,7 @@ static void check_valid(const Setup *s) {
     TokCache c;
     EXPECT(tokcache_open(&c, out_file(s, "valid.tok"), VOCAB,
                          tokcache_fingerprint(model, model_len)) == 0,
-           "valid.tok: %s", data_last_error());
+           "valid.tok: %s", status_message());
     EXPECT(c.npairs == 6, "valid.tok has %ld pairs, want 6 (never dropped)", c.npairs);
     for (long i = 0; i < c.npairs && i < 6; i++) {
         char *dec = NULL;
@@ -290,7 +290,7 @@ static void check_valid(const Setup *s) {
     EXPECT(tokcache_open(&c, out_file(s, "test.tok"), VOCAB,
                          tokcache_fingerprint(model, model_len)) == 0 &&
                c.npairs == 0,
-           "test.tok should exist and be empty: %s", data_last_error());
+           "test.tok should exist and be empty: %s", status_message());
     tokcache_close(&c);
     free(manifest);
     free(model);

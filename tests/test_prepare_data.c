@@ -80,7 +80,7 @@ static Model load_model(const char *dir) {
     Model m = {0};
     size_t len = 0;
     char *bytes = test_read_file(test_path(dir, PREPARE_SPM_MODEL), &len);
-    EXPECT(bytes && spm_load_bytes(&m.spm, bytes, len) == 0, "load model: %s", data_last_error());
+    EXPECT(bytes && spm_load_bytes(&m.spm, bytes, len) == 0, "load model: %s", status_message());
     m.fingerprint = tokcache_fingerprint(bytes, len);
     free(bytes);
     return m;
@@ -128,7 +128,7 @@ static void check_train(const DataConfig *spec, const Model *m) {
     TokCache c;
     EXPECT(tokcache_open(&c, test_path(spec->dir, "train.tok"), spm_vocab_size(m->spm),
                          m->fingerprint) == 0,
-           "train.tok: %s", data_last_error());
+           "train.tok: %s", status_message());
     long n = en.n == de.n ? en.n : 0;
     // Text stage, in order: empty sides, then exact duplicates of an earlier pair.
     StringSet seen = {calloc(4 * (size_t)n + 1, sizeof(char *)), 4 * (size_t)n + 1};
@@ -215,7 +215,7 @@ static long check_eval_split(const DataConfig *spec, const Model *m, Split split
     char *cache_path = prepare_split_path(spec->dir, split, "tok");
     TokCache c;
     EXPECT(tokcache_open(&c, cache_path, spm_vocab_size(m->spm), m->fingerprint) == 0, "%s: %s",
-           cache_path, data_last_error());
+           cache_path, status_message());
     long pair = 0, bad = 0, copy_bad = 0;
     for (int k = 0; k < list->count; k++) {
         Lines en = read_normalized(list->items[k].src), de = read_normalized(list->items[k].tgt);

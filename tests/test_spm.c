@@ -64,23 +64,23 @@ static SpmModel *train(Corpus *c, const char *type, int vocab, char **bytes, siz
                            .threads = 2};
     c->next = 0;
     int st = spm_train(&opt, corpus_next, c, bytes, len);
-    EXPECT(st == 0, "training %s: %s", type, data_last_error());
+    EXPECT(st == 0, "training %s: %s", type, status_message());
     if (st) return NULL;
     SpmModel *m = NULL;
-    EXPECT(spm_load_bytes(&m, *bytes, *len) == 0, "load %s: %s", type, data_last_error());
+    EXPECT(spm_load_bytes(&m, *bytes, *len) == 0, "load %s: %s", type, status_message());
     return m;
 }
 
 /* decode(encode(text)) must be text, with no <unk>. Returns the number of ids. */
 static int expect_round_trip(const SpmModel *m, const char *text, SpmIds *ids) {
     size_t len = strlen(text);
-    EXPECT(spm_encode(m, text, len, ids) == 0, "encode [%s]: %s", text, data_last_error());
+    EXPECT(spm_encode(m, text, len, ids) == 0, "encode [%s]: %s", text, status_message());
     for (int i = 0; i < ids->n; i++)
         EXPECT(ids->ids[i] != SPM_UNK_ID && ids->ids[i] > SPM_EOS_ID,
                "[%s] encodes to special id %d at %d", text, ids->ids[i], i);
     char *out = NULL;
     size_t out_len = 0;
-    EXPECT(spm_decode(m, ids->ids, ids->n, &out, &out_len) == 0, "decode: %s", data_last_error());
+    EXPECT(spm_decode(m, ids->ids, ids->n, &out, &out_len) == 0, "decode: %s", status_message());
     EXPECT(out && out_len == len && !strcmp(out, text), "round trip [%s] -> [%s]", text,
            out ? out : "(null)");
     free(out);
@@ -139,8 +139,8 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
     framed[1] = 400;
     out = NULL;
     EXPECT(spm_decode(m, framed, n + 4, &out, &out_len) != 0 && out == NULL &&
-               strstr(data_last_error(), "outside the vocabulary"),
-           "decoding id 400 must fail: %s", data_last_error());
+               strstr(status_message(), "outside the vocabulary"),
+           "decoding id 400 must fail: %s", status_message());
     free(framed);
 
     // Sampled segmentations differ from each other but all decode to the text.
@@ -150,7 +150,7 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
     int first_n = -1;
     for (int s = 0; s < 50; s++) {
         EXPECT(spm_sample_encode(m, text, strlen(text), -1, 0.5f, &ids) == 0, "sample: %s",
-               data_last_error());
+               status_message());
         if (first_n < 0) {
             first_n = ids.n;
             memcpy(first, ids.ids, sizeof *first * (size_t)ids.n);
@@ -169,7 +169,7 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
     snprintf(path, sizeof path, "%s/%s.model", dir, type);
     test_write_file(path, bytes, len);
     SpmModel *from_file = NULL;
-    EXPECT(spm_load_file(&from_file, path) == 0, "load file: %s", data_last_error());
+    EXPECT(spm_load_file(&from_file, path) == 0, "load file: %s", status_message());
     SpmIds a = {0}, b = {0};
     int differ = 0;
     for (int i = 0; from_file && i < NSENT; i += 7) {
@@ -210,15 +210,15 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
 static void test_errors(Corpus *c, const char *dir) {
     SpmModel *m = NULL;
     int st = spm_load_bytes(&m, "definitely not a model", 22);
-    EXPECT(st != 0 && m == NULL && strstr(data_last_error(), "cannot load SentencePiece model"),
-           "bad bytes: status %d, %s", st, data_last_error());
+    EXPECT(st != 0 && m == NULL && strstr(status_message(), "cannot load SentencePiece model"),
+           "bad bytes: status %d, %s", st, status_message());
     st = spm_load_bytes(&m, "", 0);
     EXPECT(st != 0 && m == NULL, "empty bytes must not load (status %d)", st);
     char path[4096];
     snprintf(path, sizeof path, "%s/missing.model", dir);
     st = spm_load_file(&m, path);
-    EXPECT(st != 0 && m == NULL && strstr(data_last_error(), "missing.model"),
-           "missing file: status %d, %s", st, data_last_error());
+    EXPECT(st != 0 && m == NULL && strstr(status_message(), "missing.model"),
+           "missing file: status %d, %s", st, status_message());
 
     char *bytes = NULL;
     size_t len = 0;
@@ -229,14 +229,14 @@ static void test_errors(Corpus *c, const char *dir) {
                            .threads = 1};
     c->next = 0;
     st = spm_train(&opt, corpus_next, c, &bytes, &len);
-    EXPECT(st != 0 && bytes == NULL && strstr(data_last_error(), "Vocabulary size"),
-           "too large a vocabulary: status %d, %s", st, data_last_error());
+    EXPECT(st != 0 && bytes == NULL && strstr(status_message(), "Vocabulary size"),
+           "too large a vocabulary: status %d, %s", st, status_message());
     opt.vocab_size = 400;
     opt.model_type = "wordpiece";
     c->next = 0;
     st = spm_train(&opt, corpus_next, c, &bytes, &len);
-    EXPECT(st != 0 && bytes == NULL && strstr(data_last_error(), "wordpiece"),
-           "unknown model type: status %d, %s", st, data_last_error());
+    EXPECT(st != 0 && bytes == NULL && strstr(status_message(), "wordpiece"),
+           "unknown model type: status %d, %s", st, status_message());
 }
 
 int main(void) {

@@ -11,7 +11,7 @@
 /* Reads every record of path; checks them against want[0 .. n) and their lines against lines. */
 static void expect_records(const char *path, const char *const *want, const long *lines, int n) {
     TextReader r;
-    EXPECT(text_open(&r, path) == 0, "open %s: %s", path, data_last_error());
+    EXPECT(text_open(&r, path) == 0, "open %s: %s", path, status_message());
     char *rec;
     size_t len;
     int i = 0, st;
@@ -25,7 +25,7 @@ static void expect_records(const char *path, const char *const *want, const long
         }
         i++;
     }
-    EXPECT(st == 0, "%s: read error: %s", path, data_last_error());
+    EXPECT(st == 0, "%s: read error: %s", path, status_message());
     EXPECT(i == n, "%s: %d records, want %d", path, i, n);
     text_close(&r);
 }
@@ -128,8 +128,8 @@ static void test_sgm(const char *dir) {
     text_open(&r, test_path(dir, "open.sgm"));
     EXPECT(text_next(&r, &rec, &len) == 1 && !strcmp(rec, "ok"), "first seg of open.sgm");
     EXPECT(text_next(&r, &rec, &len) == -1, "an unclosed <seg> must be an error");
-    EXPECT(strstr(data_last_error(), "open.sgm':3:") && strstr(data_last_error(), "</seg>"),
-           "unclosed seg message should name file:line 3: %s", data_last_error());
+    EXPECT(strstr(status_message(), "open.sgm':3:") && strstr(status_message(), "</seg>"),
+           "unclosed seg message should name file:line 3: %s", status_message());
     text_close(&r);
 }
 
@@ -159,8 +159,8 @@ static void test_truncated_gzip(const char *dir) {
     EXPECT(st == -1, "a truncated gzip file must end in an error, not a clean end (%ld lines)",
            lines);
     EXPECT(lines > 1000, "the readable part should come first (%ld lines)", lines);
-    EXPECT(strstr(data_last_error(), "cut.gz") && strstr(data_last_error(), "truncated"),
-           "message should name the file and say truncated: %s", data_last_error());
+    EXPECT(strstr(status_message(), "cut.gz") && strstr(status_message(), "truncated"),
+           "message should name the file and say truncated: %s", status_message());
     text_close(&r);
 
     // A corrupted byte inside the stream: also an error (CRC or data error), never silent.
@@ -169,18 +169,18 @@ static void test_truncated_gzip(const char *dir) {
     text_open(&r, test_path(dir, "bad.gz"));
     while ((st = text_next(&r, &rec, &len)) > 0) {
     }
-    EXPECT(st == -1 && strstr(data_last_error(), "bad.gz"), "corrupt gzip: st %d, %s", st,
-           data_last_error());
+    EXPECT(st == -1 && strstr(status_message(), "bad.gz"), "corrupt gzip: st %d, %s", st,
+           status_message());
     text_close(&r);
     free(gz);
     free(text);
 
-    EXPECT(text_open(&r, dir) == -1 && strstr(data_last_error(), "directory"),
-           "opening a directory: %s", data_last_error());
+    EXPECT(text_open(&r, dir) == -1 && strstr(status_message(), "directory"),
+           "opening a directory: %s", status_message());
     EXPECT(text_open(&r, test_path(dir, "missing.txt")) == -1 &&
-               strstr(data_last_error(), "missing.txt") &&
-               strstr(data_last_error(), "No such file"),
-           "opening a missing file: %s", data_last_error());
+               strstr(status_message(), "missing.txt") &&
+               strstr(status_message(), "No such file"),
+           "opening a missing file: %s", status_message());
 }
 
 static void test_parallel(const char *dir) {
@@ -200,7 +200,7 @@ static void test_parallel(const char *dir) {
     const char *want[3][2] = {{"one", "eins"}, {"two", "zwei"}, {"three", "drei"}};
     const int want_corpus[3] = {0, 0, 1};
     ParallelReader p;
-    EXPECT(parallel_open(&p, corpora, 2) == 0, "parallel_open: %s", data_last_error());
+    EXPECT(parallel_open(&p, corpora, 2) == 0, "parallel_open: %s", status_message());
     char *src, *tgt;
     size_t ns, nt;
     int i = 0, st;
@@ -221,7 +221,7 @@ static void test_parallel(const char *dir) {
     EXPECT(parallel_open(&p, corpora, 2) == 0, "parallel_open");
     i = 0;
     while ((st = parallel_next(&p, &src, &ns, &tgt, &nt)) > 0) i++;
-    const char *msg = data_last_error();
+    const char *msg = status_message();
     EXPECT(st == -1 && i == 5, "mismatch: st %d after %d pairs, want -1 after 5", st, i);
     EXPECT(strstr(msg, "m.en' has 3 lines") && strstr(msg, "m.de.gz' has 5 lines"),
            "mismatch message should name both files and counts: %s", msg);
@@ -233,17 +233,17 @@ static void test_parallel(const char *dir) {
     parallel_open(&p, corpora, 2);
     while ((st = parallel_next(&p, &src, &ns, &tgt, &nt)) > 0) {
     }
-    EXPECT(st == -1 && strstr(data_last_error(), "m.de.gz' has 5 lines") &&
-               strstr(data_last_error(), "m.en' has 3 lines"),
-           "reverse mismatch: %s", data_last_error());
+    EXPECT(st == -1 && strstr(status_message(), "m.de.gz' has 5 lines") &&
+               strstr(status_message(), "m.en' has 3 lines"),
+           "reverse mismatch: %s", status_message());
     parallel_close(&p);
 
     strcpy(paths[2], test_path(dir, "nope.en"));
     parallel_open(&p, corpora, 2);
     while ((st = parallel_next(&p, &src, &ns, &tgt, &nt)) > 0) {
     }
-    EXPECT(st == -1 && strstr(data_last_error(), "nope.en"), "missing second corpus: %s",
-           data_last_error());
+    EXPECT(st == -1 && strstr(status_message(), "nope.en"), "missing second corpus: %s",
+           status_message());
     parallel_close(&p);
 }
 

@@ -46,7 +46,7 @@ static void test_round_trip(const char *dir, const Pairs *p) {
     const char *path = test_path(dir, "train.tok");
     write_cache(path, p, NPAIRS);
     TokCache c;
-    EXPECT(tokcache_open(&c, path, VOCAB, FINGERPRINT) == 0, "open: %s", data_last_error());
+    EXPECT(tokcache_open(&c, path, VOCAB, FINGERPRINT) == 0, "open: %s", status_message());
     EXPECT(c.npairs == NPAIRS, "npairs %ld", c.npairs);
     long src_tokens = 0, tgt_tokens = 0, bad = 0;
     int max_src = 0, max_tgt = 0;
@@ -78,7 +78,7 @@ static void test_round_trip(const char *dir, const Pairs *p) {
     write_cache(test_path(dir, "empty.tok"), p, 0);
     EXPECT(tokcache_open(&c, test_path(dir, "empty.tok"), VOCAB, FINGERPRINT) == 0 &&
                c.npairs == 0 && c.src_tokens == 0,
-           "empty cache: %s", data_last_error());
+           "empty cache: %s", status_message());
     tokcache_close(&c);
 }
 
@@ -89,9 +89,9 @@ static void expect_rejected(const char *dir, const char *what, const char *bytes
     test_write_file(path, bytes, len);
     TokCache c;
     int st = tokcache_open(&c, path, vocab, fingerprint);
-    EXPECT(st == -1 && strstr(data_last_error(), expect) && strstr(data_last_error(), "bad.tok"),
+    EXPECT(st == -1 && strstr(status_message(), expect) && strstr(status_message(), "bad.tok"),
            "%s: status %d, message [%s], want one naming the file and saying '%s'", what, st,
-           data_last_error(), expect);
+           status_message(), expect);
     if (st == 0) tokcache_close(&c);
 }
 
@@ -141,8 +141,8 @@ static void test_corruption(const char *dir) {
 
     TokCache c;
     EXPECT(tokcache_open(&c, test_path(dir, "none.tok"), VOCAB, FINGERPRINT) == -1 &&
-               strstr(data_last_error(), "none.tok"),
-           "missing file: %s", data_last_error());
+               strstr(status_message(), "none.tok"),
+           "missing file: %s", status_message());
     free(good);
     free(bad);
 }

@@ -41,7 +41,7 @@ void loaded_model_open(LoadedModel *lm, const char *path) {
     open_with_config(&lm->ck, &lm->cfg, path);
     CHECK(lm->ck.spm, "%s has no SentencePiece model", path);
     if (spm_load_bytes(&lm->spm, lm->ck.spm, lm->ck.spm_len))
-        FATAL("%s: the embedded SentencePiece model: %s", path, data_last_error());
+        FATAL("%s: the embedded SentencePiece model: %s", path, status_message());
     model_build(&lm->m, &lm->cfg.model, spm_vocab_size(lm->spm));
     if (checkpoint_restore(&lm->ck, &lm->m.params, false, err, sizeof err))
         FATAL("%s: %s", path, err);

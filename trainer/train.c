@@ -124,15 +124,15 @@ static void open_data(Trainer *t) {
     char *spm_path = path_in(d->dir, PREPARE_SPM_MODEL);
     t->spm_bytes = read_file(spm_path, &t->spm_len);
     CHECK(spm_load_bytes(&t->spm, t->spm_bytes, t->spm_len) == 0, "%s: %s", spm_path,
-          data_last_error());
+          status_message());
     free(spm_path);
     int vocab = spm_vocab_size(t->spm);
     uint64_t fp = tokcache_fingerprint(t->spm_bytes, t->spm_len);
     char *train = prepare_split_path(d->dir, SPLIT_TRAIN, "tok");
     char *valid = prepare_split_path(d->dir, SPLIT_VALID, "tok");
     char *refs = prepare_split_path(d->dir, SPLIT_VALID, "tgt");
-    CHECK(tokcache_open(&t->train_cache, train, vocab, fp) == 0, "%s", data_last_error());
-    CHECK(tokcache_open(&t->valid_cache, valid, vocab, fp) == 0, "%s", data_last_error());
+    CHECK(tokcache_open(&t->train_cache, train, vocab, fp) == 0, "%s", status_message());
+    CHECK(tokcache_open(&t->valid_cache, valid, vocab, fp) == 0, "%s", status_message());
     CHECK(t->train_cache.npairs > 0, "%s holds no training pairs", train);
     t->valid_refs = read_lines(refs, &t->n_valid);
     CHECK(t->n_valid == t->valid_cache.npairs, "%s has %ld lines, %s %ld pairs", refs,

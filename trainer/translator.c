@@ -137,7 +137,7 @@ void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t 
         if (clean_normalize(text, &l) == CLEAN_INVALID_UTF8)
             FATAL("%s: line %ld is not valid UTF-8 (at byte %zu)", what, i + 1, l);
         CHECK(spm_encode(spm, text, l, &tmp) == 0, "%s: line %ld: %s", what, i + 1,
-              data_last_error());
+              status_message());
         ids[i] = xmalloc(sizeof(int32_t) * (tmp.n ? tmp.n : 1));
         memcpy(ids[i], tmp.ids, sizeof(int32_t) * tmp.n);
         len[i] = tmp.n;
@@ -150,7 +150,7 @@ char *translator_decode(const SpmModel *spm, const int32_t *ids, int n) {
     char *text;
     size_t len;
     CHECK(spm_decode(spm, ids, n, &text, &len) == 0, "decoding a hypothesis: %s",
-          data_last_error());
+          status_message());
     return text;
 }
 
@@ -184,7 +184,7 @@ char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const Search
 char **translator_read_lines(const char *path, long *n) {
     const char *file = strcmp(path, "-") ? path : "/dev/stdin";
     TextReader r;
-    if (text_open(&r, file)) FATAL("%s", data_last_error());
+    if (text_open(&r, file)) FATAL("%s", status_message());
     long count = 0, cap = 1024;
     char **lines = xmalloc(sizeof(char *) * cap), *rec;
     size_t len;
@@ -193,7 +193,7 @@ char **translator_read_lines(const char *path, long *n) {
         if (count == cap) lines = xrealloc(lines, sizeof(char *) * (cap *= 2));
         lines[count++] = xstrdup(rec);
     }
-    if (got < 0) FATAL("%s", data_last_error());
+    if (got < 0) FATAL("%s", status_message());
     text_close(&r);
     *n = count;
     return lines;
