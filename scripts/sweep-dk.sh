@@ -11,8 +11,9 @@
 #   OUT/sweep.png                 BLEU against D~k for both modes, parameters on a second axis
 # An interrupted sweep continues where it stopped: finished points are reused, a run that was
 # cut off resumes from its checkpoint.last.
+# Paths are taken from the current directory. nmt is $NMT, else the one on PATH, else the
+# repository's build (built when missing).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 configs=() sets=() concat="" collab="" src="" ref="" out=runs/sweep
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -30,9 +31,13 @@ while [ $# -gt 0 ]; do
 done
 [ ${#configs[@]} -gt 0 ] && [ -n "$concat" ] && [ -n "$src" ] && [ -n "$ref" ] ||
     { echo "sweep-dk.sh: -c, --concat, --src and --ref are required (see --help)" >&2; exit 2; }
-nmt=${NMT:-build/release/bin/nmt}
-[ -x "$nmt" ] || { cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release > /dev/null &&
-                   cmake --build build/release -j "$(nproc)" > /dev/null; }
+nmt=${NMT:-$(command -v nmt || true)}
+if [ -z "$nmt" ]; then
+    repo=$(cd "$(dirname "$0")/.." && pwd)
+    nmt=$repo/build/release/bin/nmt
+    [ -x "$nmt" ] || { cmake -S "$repo" -B "$repo/build/release" -DCMAKE_BUILD_TYPE=Release > /dev/null &&
+                       cmake --build "$repo/build/release" -j "$(nproc)" > /dev/null; }
+fi
 mkdir -p "$out"
 points=()
 for dk in ${concat//,/ }; do points+=("concat:$dk"); done
