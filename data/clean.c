@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "hash.h"
+#include "utf8.h"
 
 static const char *const drop_reason_names[DROP_REASONS] = {
     [KEEP_PAIR] = "kept",
@@ -32,31 +33,6 @@ static bool is_control(uint32_t cp) {  // called only on non-whitespace code poi
     return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
 }
 
-/* Decodes one UTF-8 sequence from s (n > 0 bytes left, s[0] >= 0x80). Returns its length, or 0
- * if it is invalid: a stray continuation byte, a truncated sequence, an overlong form, a
- * surrogate or a code point above U+10FFFF. */
-static int utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-    unsigned char c = s[0];
-    int len;
-    uint32_t min;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2, min = 0x80, *cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3, min = 0x800, *cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4, min = 0x10000, *cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < (size_t)len) return 0;
-    for (int i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        *cp = (*cp << 6) | (s[i] & 0x3F);
-    }
-    if (*cp < min || *cp > 0x10FFFF || (*cp >= 0xD800 && *cp <= 0xDFFF)) return 0;
-    return len;
-}
-
 CleanStatus clean_normalize(char *text, size_t *len) {
     unsigned char *s = (unsigned char *)text;
     size_t n = *len, in = 0, out = 0;
@@ -64,7 +40,7 @@ CleanStatus clean_normalize(char *text, size_t *len) {
     while (in < n) {
         uint32_t cp = s[in];
         int width = 1;
-        if (cp >= 0x80 && !(width = utf8_decode(s + in, n - in, &cp))) {
+        if (cp >= 0x80 && !(width = utf8_next(text + in, n - in, &cp))) {
             *len = in;
             return CLEAN_INVALID_UTF8;
         }

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <omp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +14,15 @@
 #include "atomic.h"
 #include "check.h"
 #include "clean.h"
+#include "files.h"
 #include "hash.h"
+#include "json.h"
 #include "paths.h"
-#include "rng.h"
 #include "spm.h"
 #include "status.h"
+#include "strbuf.h"
 #include "progress.h"
+#include "reservoir.h"
 #include "timer.h"
 #include "tokcache.h"
 
@@ -35,54 +37,10 @@ static const char *const split_names[NSPLITS] = {"train", "valid", "test"};
 
 const char *split_name(Split split) { return split_names[split]; }
 
-static char *path_join(const char *dir, const char *file) {
-    size_t n = strlen(dir) + strlen(file) + 2;
-    char *path = xmalloc(n);
-    snprintf(path, n, "%s/%s", dir, file);
-    return path;
-}
-
 char *prepare_split_path(const char *dir, Split split, const char *ext) {
     char file[32];
     snprintf(file, sizeof file, "%s.%s", split_names[split], ext);
     return path_join(dir, file);
-}
-
-/* ---- a growable string, for the manifest and the reuse keys ---- */
-
-typedef struct StrBuf {
-    char *s;
-    size_t len, cap;
-} StrBuf;
-
-static void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(StrBuf *b, const char *fmt, ...) {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        b->cap = 2 * (b->len + (size_t)n + 64);
-        b->s = xrealloc(b->s, b->cap);
-    }
-}
-
-static void sb_json_string(StrBuf *b, const char *s) {
-    sb_printf(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            sb_printf(b, "\\%c", c);
-        else if (c < 0x20)
-            sb_printf(b, "\\u%04x", c);
-        else
-            sb_printf(b, "%c", c);
-    }
-    sb_printf(b, "\"");
 }
 
 /* ---- inputs ---- */
@@ -107,90 +65,6 @@ static InputFile checksum_file(const char *path) {
     fclose(f);
     free(block);
     return in;
-}
-
-/* The bytes of a file (NUL-terminated, *len without the NUL), or NULL if it cannot be read. */
-static char *read_whole_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t used = 0, cap = 1 << 14, n;
-    char *bytes = xmalloc(cap);
-    while ((n = fread(bytes + used, 1, cap - used - 1, f)) > 0) {
-        used += n;
-        if (used + 1 == cap) bytes = xrealloc(bytes, cap *= 2);
-    }
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        free(bytes);
-        return NULL;
-    }
-    bytes[used] = '\0';
-    *len = used;
-    return bytes;
-}
-
-/* ---- the reservoir sample of training sentences for SentencePiece ---- */
-
-typedef struct Reservoir {
-    char **text;     // (cap) NUL-terminated sentences
-    size_t *len;     // (cap)
-    long cap;        // sample size; grows without bound when unlimited
-    long count;      // sentences held
-    bool unlimited;  // spm_input_sentences == 0: keep every sentence
-    uint64_t seen;   // sentences offered
-    Rng rng;
-    long next;  // iteration position for SentencePiece
-} Reservoir;
-
-static void reservoir_init(Reservoir *r, long size, uint64_t seed) {
-    *r = (Reservoir){
-        .cap = size > 0 ? size : 1024, .unlimited = size == 0, .rng = rng_init(seed, 0x5350)};
-    r->text = xcalloc((size_t)r->cap, sizeof *r->text);
-    r->len = xcalloc((size_t)r->cap, sizeof *r->len);
-}
-
-static void reservoir_free(Reservoir *r) {
-    for (long i = 0; i < r->count; i++) free(r->text[i]);
-    free(r->text);
-    free(r->len);
-    *r = (Reservoir){0};
-}
-
-static char *copy_text(const char *s, size_t len) {
-    char *t = xmalloc(len + 1);
-    memcpy(t, s, len);
-    t[len] = '\0';
-    return t;
-}
-
-/* Algorithm R: after n offers, each sentence is held with probability cap / n. */
-static void reservoir_offer(Reservoir *r, const char *s, size_t len) {
-    r->seen++;
-    if (r->count == r->cap && r->unlimited) {
-        r->cap *= 2;
-        r->text = xrealloc(r->text, sizeof *r->text * (size_t)r->cap);
-        r->len = xrealloc(r->len, sizeof *r->len * (size_t)r->cap);
-    }
-    if (r->count < r->cap) {
-        r->text[r->count] = copy_text(s, len);
-        r->len[r->count++] = len;
-        return;
-    }
-    uint64_t slot = rng_below(&r->rng, r->seen);
-    if (slot < (uint64_t)r->cap) {
-        free(r->text[slot]);
-        r->text[slot] = copy_text(s, len);
-        r->len[slot] = len;
-    }
-}
-
-static int reservoir_next(void *ctx, const char **text, size_t *len) {
-    Reservoir *r = ctx;
-    if (r->next == r->count) return 0;
-    *text = r->text[r->next];
-    *len = r->len[r->next++];
-    return 1;
 }
 
 /* ---- the run ---- */
@@ -275,58 +149,54 @@ static void check_spec(const DataConfig *s) {
 static void compute_keys(Prep *p) {
     const DataConfig *s = p->spec;
     StrBuf text = {0};
-    sb_printf(&text, "nmt prepare format %d\n", PREPARE_FORMAT_VERSION);
+    strbuf_addf(&text, "nmt prepare format %d\n", PREPARE_FORMAT_VERSION);
     for (int split = 0; split < NSPLITS; split++) {
         const CorpusList *list = split_corpora(s, (Split)split);
-        sb_printf(&text, "%s:", split_names[split]);
+        strbuf_addf(&text, "%s:", split_names[split]);
         for (int side = 0; side < 2; side++)
             p->inputs[split][side] = xcalloc((size_t)list->count + 1, sizeof(InputFile));
         for (int i = 0; i < list->count; i++) {
             for (int side = 0; side < 2; side++) {
                 const char *path = side ? list->items[i].tgt : list->items[i].src;
                 InputFile in = p->inputs[split][side][i] = checksum_file(path);
-                sb_printf(&text, " %lld:%08x", in.bytes, in.crc);
+                strbuf_addf(&text, " %lld:%08x", in.bytes, in.crc);
             }
         }
-        sb_printf(&text, "\n");
+        strbuf_addf(&text, "\n");
         if (split == SPLIT_TRAIN) {  // everything the SentencePiece model depends on
-            sb_printf(&text, "vocab_size=%d type=%s coverage=%.17g sentences=%d seed=%llu\n",
+            strbuf_addf(&text, "vocab_size=%d type=%s coverage=%.17g sentences=%d seed=%llu\n",
                       s->vocab_size, s->spm_model_type, s->character_coverage,
                       s->spm_input_sentences, (unsigned long long)s->seed);
             snprintf(p->spm_key, sizeof p->spm_key, "%016llx",
                      (unsigned long long)hash64(text.s, text.len, 0));
         }
     }
-    sb_printf(&text, "max_len=%d max_len_ratio=%.17g min_len=%d\n", s->max_len, s->max_len_ratio,
+    strbuf_addf(&text, "max_len=%d max_len_ratio=%.17g min_len=%d\n", s->max_len, s->max_len_ratio,
               s->min_len);
     snprintf(p->config_key, sizeof p->config_key, "%016llx",
              (unsigned long long)hash64(text.s, text.len, 0));
-    free(text.s);
+    strbuf_free(&text);
 }
 
-/* The string value of "name": "..." in a manifest, or "" if absent. */
-static void manifest_field(const char *manifest, const char *name, char *out, size_t n) {
+/* The string at path (object keys joined by '.') in the manifest text, or "" if the manifest is
+ * missing (NULL) or not valid JSON, holds no string there, or the string does not fit in n. */
+static void manifest_field(const char *manifest, size_t len, const char *path, char *out,
+                           size_t n) {
     out[0] = '\0';
-    if (!manifest) return;
-    char pattern[64];
-    snprintf(pattern, sizeof pattern, "\"%s\": \"", name);
-    const char *v = strstr(manifest, pattern);
-    if (!v) return;
-    v += strlen(pattern);
-    size_t len = strcspn(v, "\"");
-    if (len >= n) return;
-    memcpy(out, v, len);
-    out[len] = '\0';
+    char *value;
+    if (!manifest || json_get_string(manifest, len, path, &value) != 0) return;
+    if (strlen(value) < n) strcpy(out, value);
+    free(value);
 }
 
 /* Loads spm.model from dir; false (with the reason in status_message) if it is unusable. */
 static bool load_spm(Prep *p, const char *expected_fingerprint) {
     char *path = path_join(p->spec->dir, PREPARE_SPM_MODEL);
     size_t len = 0;
-    char *bytes = read_whole_file(path, &len);
+    char *bytes = file_read(path, &len);
     bool ok = false;
     if (!bytes) {
-        status_fail("cannot read '%s'", path);
+        status_fail("cannot read '%s'", path);  // the reason is not part of the message
     } else {
         char fingerprint[17];
         p->fingerprint = tokcache_fingerprint(bytes, len);
@@ -346,10 +216,9 @@ static bool load_spm(Prep *p, const char *expected_fingerprint) {
     return ok;
 }
 
-/* True if every output of a previous run with the same config key is present and valid. */
-static bool outputs_valid(Prep *p, const char *manifest) {
-    char fingerprint[17];
-    manifest_field(manifest, "fingerprint", fingerprint, sizeof fingerprint);
+/* True if every output of a previous run with the same config key is present and valid;
+ * fingerprint is the SentencePiece model's, as its manifest gives it. */
+static bool outputs_valid(Prep *p, const char *fingerprint) {
     if (!load_spm(p, fingerprint)) return false;
     bool ok = true;
     for (int split = 0; ok && split < NSPLITS; split++) {
@@ -591,63 +460,63 @@ static void encode_split(Prep *p, Split split, EncodeChunk *chunk) {
 static void manifest_split(StrBuf *m, const Prep *p, Split split) {
     const SplitStats *st = &p->stats[split];
     const CorpusList *list = split_corpora(p->spec, split);
-    sb_printf(m, "    \"%s\": {\n", split_names[split]);
-    sb_printf(m,
+    strbuf_addf(m, "    \"%s\": {\n", split_names[split]);
+    strbuf_addf(m,
               "      \"pairs_read\": %ld, \"pairs_kept\": %ld, \"src_tokens\": %ld, "
               "\"tgt_tokens\": %ld, \"control_char_pairs_kept\": %ld,\n",
               st->read, st->kept, st->src_tokens, st->tgt_tokens, st->control_kept);
-    sb_printf(m, "      \"dropped\": {");
+    strbuf_addf(m, "      \"dropped\": {");
     for (int why = KEEP_PAIR + 1; why < DROP_REASONS; why++)
-        sb_printf(m, "%s\"%s\": %ld", why > KEEP_PAIR + 1 ? ", " : "",
+        strbuf_addf(m, "%s\"%s\": %ld", why > KEEP_PAIR + 1 ? ", " : "",
                   drop_reason_name((DropReason)why), st->dropped[why]);
-    sb_printf(m, "},\n      \"cache\": \"%s.tok\",", split_names[split]);
+    strbuf_addf(m, "},\n      \"cache\": \"%s.tok\",", split_names[split]);
     if (split != SPLIT_TRAIN)
-        sb_printf(m, " \"text\": [\"%s.src\", \"%s.tgt\"],", split_names[split],
+        strbuf_addf(m, " \"text\": [\"%s.src\", \"%s.tgt\"],", split_names[split],
                   split_names[split]);
-    sb_printf(m, "\n      \"corpora\": [");
+    strbuf_addf(m, "\n      \"corpora\": [");
     long first = 0;
     for (int i = 0; i < list->count; i++) {
-        sb_printf(m, "%s\n        {", i ? "," : "");
+        strbuf_addf(m, "%s\n        {", i ? "," : "");
         for (int side = 0; side < 2; side++) {
             const char *name = side ? "tgt" : "src";
             const InputFile *in = &p->inputs[split][side][i];
-            sb_printf(m, "\"%s\": ", name);
-            sb_json_string(m, side ? list->items[i].tgt : list->items[i].src);
-            sb_printf(m, ", \"%s_bytes\": %lld, \"%s_crc32\": \"%08x\", ", name, in->bytes, name,
+            strbuf_addf(m, "\"%s\": ", name);
+            json_add_string(m, side ? list->items[i].tgt : list->items[i].src, 0);
+            strbuf_addf(m, ", \"%s_bytes\": %lld, \"%s_crc32\": \"%08x\", ", name, in->bytes, name,
                       in->crc);
         }
-        sb_printf(m, "\"pairs_read\": %ld, \"pairs_kept\": %ld, \"first\": %ld}",
+        strbuf_addf(m, "\"pairs_read\": %ld, \"pairs_kept\": %ld, \"first\": %ld}",
                   st->corpus_read[i], st->corpus_kept[i], first);
         first += st->corpus_kept[i];
     }
-    sb_printf(m, "%s]\n    }%s\n", list->count ? "\n      " : "", split + 1 < NSPLITS ? "," : "");
+    strbuf_addf(m, "%s]\n    }%s\n", list->count ? "\n      " : "", split + 1 < NSPLITS ? "," : "");
 }
 
 static void write_manifest(const Prep *p, bool spm_reused) {
     const DataConfig *s = p->spec;
     StrBuf m = {0};
-    sb_printf(&m, "{\n  \"format\": \"nmt prepare manifest\", \"version\": %d,\n",
+    strbuf_addf(&m, "{\n  \"format\": \"nmt prepare manifest\", \"version\": %d,\n",
               PREPARE_FORMAT_VERSION);
-    sb_printf(&m, "  \"config_key\": \"%s\", \"spm_key\": \"%s\",\n", p->config_key, p->spm_key);
-    sb_printf(&m,
+    strbuf_addf(&m, "  \"config_key\": \"%s\", \"spm_key\": \"%s\",\n", p->config_key, p->spm_key);
+    strbuf_addf(&m,
               "  \"config\": {\"data.vocab_size\": %d, \"data.spm_model_type\": \"%s\", "
               "\"data.character_coverage\": %.17g, \"data.spm_input_sentences\": %d, "
               "\"data.max_len\": %d, \"data.max_len_ratio\": %.17g, \"data.min_len\": %d, "
               "\"data.seed\": %llu},\n",
               s->vocab_size, s->spm_model_type, s->character_coverage, s->spm_input_sentences,
               s->max_len, s->max_len_ratio, s->min_len, (unsigned long long)s->seed);
-    sb_printf(&m,
+    strbuf_addf(&m,
               "  \"spm\": {\"file\": \"%s\", \"bytes\": %zu, \"fingerprint\": \"%016llx\", "
               "\"vocab_size\": %d, \"reused\": %s},\n",
               PREPARE_SPM_MODEL, p->spm_bytes, (unsigned long long)p->fingerprint, p->vocab_size,
               spm_reused ? "true" : "false");
-    sb_printf(&m, "  \"splits\": {\n");
+    strbuf_addf(&m, "  \"splits\": {\n");
     for (int split = 0; split < NSPLITS; split++) manifest_split(&m, p, (Split)split);
-    sb_printf(&m, "  }\n}\n");
+    strbuf_addf(&m, "  }\n}\n");
     char *path = path_join(s->dir, PREPARE_MANIFEST);
     atomic_write_file(path, m.s, m.len);
     free(path);
-    free(m.s);
+    strbuf_free(&m);
 }
 
 static void log_split(const Prep *p, Split split) {
@@ -689,14 +558,15 @@ static PrepareOutcome check_previous_run(Prep *p) {
     const char *dir = p->spec->dir;
     char *manifest_path = path_join(dir, PREPARE_MANIFEST);
     size_t manifest_len = 0;
-    char *manifest = read_whole_file(manifest_path, &manifest_len);
+    char *manifest = file_read(manifest_path, &manifest_len);
     char old_key[32], old_spm_key[32], old_fingerprint[32];
-    manifest_field(manifest, "config_key", old_key, sizeof old_key);
-    manifest_field(manifest, "spm_key", old_spm_key, sizeof old_spm_key);
-    manifest_field(manifest, "fingerprint", old_fingerprint, sizeof old_fingerprint);
+    manifest_field(manifest, manifest_len, "config_key", old_key, sizeof old_key);
+    manifest_field(manifest, manifest_len, "spm_key", old_spm_key, sizeof old_spm_key);
+    manifest_field(manifest, manifest_len, "spm.fingerprint", old_fingerprint,
+                   sizeof old_fingerprint);
     PrepareOutcome outcome = PREPARE_BUILT;
     if (!strcmp(old_key, p->config_key)) {
-        if (outputs_valid(p, manifest)) {
+        if (outputs_valid(p, old_fingerprint)) {
             fprintf(stderr, "prepare: %s is up to date (inputs and config unchanged, key %s); reusing it\n",
                    dir, p->config_key);
             outcome = PREPARE_REUSED;

@@ -195,8 +195,6 @@ int spm_sample_encode(const SpmModel *model, const char *text, size_t len, int n
     });
 }
 
-void spm_set_seed(uint32_t seed) { sentencepiece::SetRandomGeneratorSeed(seed); }
-
 int spm_decode(const SpmModel *model, const int32_t *ids, int n, char **text, size_t *len) {
     return guard(kInternal, "decode", [&] {
         int size = model->processor.GetPieceSize();

@@ -60,12 +60,10 @@ void spm_ids_free(SpmIds *ids);
 int spm_encode(const SpmModel *model, const char *text, size_t len, SpmIds *out);
 /* A sampled segmentation (subword regularization). Unigram: nbest < 0 samples from the whole
  * lattice, alpha is the inverse temperature; BPE: alpha is the merge dropout probability.
- * Samples come from SentencePiece's per-thread generator, seeded once per thread from
- * spm_set_seed(); a thread that has already sampled is not reseeded, so sampled segmentations
- * are random but not reproducible across runs. */
+ * Samples come from SentencePiece's per-thread generator, so sampled segmentations are random
+ * but not reproducible across runs. */
 int spm_sample_encode(const SpmModel *model, const char *text, size_t len, int nbest, float alpha,
                       SpmIds *out);
-void spm_set_seed(uint32_t seed);
 
 /* Text of ids[0 .. n) (special ids decode to nothing); *text is malloc'd and NUL-terminated. */
 int spm_decode(const SpmModel *model, const int32_t *ids, int n, char **text, size_t *len);

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "status.h"
+#include "utf8.h"
 
 enum { TEXT_CHUNK = 1 << 18 };
 
@@ -104,30 +105,6 @@ static int append_line(TextReader *r) {
     return 1;
 }
 
-/* Appends code point cp as UTF-8 to out. */
-static size_t put_utf8(char *out, uint32_t cp) {
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | cp >> 6);
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | cp >> 12);
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | cp >> 18);
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 static int digit_value(char c, bool hex) {
     if (c >= '0' && c <= '9') return c - '0';
     char lower = (char)(c | 0x20);
@@ -162,7 +139,7 @@ static size_t unescape_entity(const char *s, size_t n, char *out, size_t *writte
     }
     bool valid_cp = cp > 0 && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
     if (digits == 0 || i >= n || s[i] != ';' || !valid_cp) return 0;
-    *written = put_utf8(out, cp);
+    *written = (size_t)utf8_encode(cp, out);
     return i + 1;
 }
 

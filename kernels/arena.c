@@ -50,10 +50,4 @@ void *arena_alloc(Arena *a, size_t bytes) {
     return a->base ? a->base + at : NULL;
 }
 
-void *arena_alloc_zeroed(Arena *a, size_t bytes) {
-    void *p = arena_alloc(a, bytes);
-    if (p) memset(p, 0, bytes);
-    return p;
-}
-
 float *arena_floats(Arena *a, size_t n) { return arena_alloc(a, n * sizeof(float)); }

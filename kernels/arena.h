@@ -27,7 +27,6 @@ void arena_init(Arena *a, size_t cap);  // allocates cap bytes (zeroed)
 void arena_init_measure(Arena *a);      // no memory: allocations return NULL, peak is recorded
 void arena_free(Arena *a);
 void *arena_alloc(Arena *a, size_t bytes);         // 64-byte aligned; contents unspecified
-void *arena_alloc_zeroed(Arena *a, size_t bytes);  // 64-byte aligned; zeroed
 float *arena_floats(Arena *a, size_t n);           // n floats, contents unspecified
 static inline size_t arena_mark(const Arena *a) { return a->used; }
 static inline void arena_reset(Arena *a, size_t mark) { a->used = mark; }

@@ -1,7 +1,8 @@
-/* paths.c: directories on disk (paths.h). */
+/* paths.c: directories on disk and path names (paths.h). */
 #include "paths.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -44,4 +45,11 @@ bool make_dirs(const char *dir) {
 bool make_parent_dirs(const char *path) {
     const char *slash = strrchr(path, '/');
     return slash ? make_dirs_prefix(path, (size_t)(slash - path)) : true;
+}
+
+char *path_join(const char *dir, const char *name) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = xmalloc(n);
+    snprintf(path, n, "%s/%s", dir, name);
+    return path;
 }

@@ -1,4 +1,4 @@
-/* paths.h: directories on disk. */
+/* paths.h: directories on disk and path names: mkdir -p and joining a directory and a name. */
 #ifndef NMT_PATHS_H
 #define NMT_PATHS_H
 
@@ -10,5 +10,8 @@ bool make_dirs(const char *dir);
 
 /* make_dirs of the directory part of path (nothing when path has no '/'). */
 bool make_parent_dirs(const char *path);
+
+/* "<dir>/<name>" (xmalloc'd). */
+char *path_join(const char *dir, const char *name);
 
 #endif

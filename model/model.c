@@ -243,10 +243,6 @@ void model_plan(Model *m, int max_tokens, int max_len) {
     m->B = m->S = m->T = 0;
 }
 
-size_t model_planned_bytes(const Model *m) {
-    return m->acts.cap + m->work.cap + sizeof(float) * (size_t)m->max_len * m->D;
-}
-
 static void bind_batch(Model *m, const ModelBatch *b) {
     int L = b->S > b->T ? b->S : b->T;
     CHECK(m->acts.base, "model_plan was not called");

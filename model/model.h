@@ -127,8 +127,6 @@ void model_init_params(Model *m, uint64_t seed);
 /* Allocates activations and workspace for batches with B*max(S,T) <= max_tokens and
  * S, T <= max_len (one sentence longer than max_tokens is allowed up to max_len). */
 void model_plan(Model *m, int max_tokens, int max_len);
-/* Bytes of the planned arenas (parameters excluded). */
-size_t model_planned_bytes(const Model *m);
 
 /* Forward through encoder and decoder (activations saved); then the loss (sums into st), with
  * backward when `backward`: gradients accumulate (+=) into m->params.grad. */

@@ -6,7 +6,7 @@
  * File: magic "NMTCKPT1", uint32 version, uint32 section count, uint64 payload bytes, uint32
  * CRC-32 (zlib) of the payload; the payload is a list of sections (uint32 tag, uint64 length,
  * bytes). Writes stream to a temporary file in the same directory, then fsync, rename, fsync of
- * the directory (data/atomic.h): a crash never leaves a partial checkpoint under the final name,
+ * the directory (kernels/atomic.h): a crash never leaves a partial checkpoint under the final name,
  * and no copy of the parameters is made in memory. Loading maps the file, checks the magic,
  * version, size and checksum, and says which one failed. */
 #ifndef NMT_CHECKPOINT_H

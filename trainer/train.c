@@ -18,6 +18,7 @@
 #include "bleu.h"
 #include "check.h"
 #include "checkpoint.h"
+#include "files.h"
 #include "model.h"
 #include "optimizer.h"
 #include "paths.h"
@@ -60,47 +61,7 @@ typedef struct Trainer {
     long disp_updates;
 } Trainer;
 
-static char *path_in(const char *dir, const char *name) {
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = xmalloc(n);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = xfopen(path, "rb");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = xmalloc((size_t)n + 1);
-    CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n, "cannot read %s", path);
-    buf[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
-/* Lines of a text file (the normalized references written by prepare). */
-static char **read_lines(const char *path, long *n) {
-    size_t len;
-    char *text = read_file(path, &len);
-    long count = 0;
-    for (size_t i = 0; i < len; i++) count += text[i] == '\n';
-    if (len && text[len - 1] != '\n') count++;
-    char **lines = xmalloc(sizeof(char *) * (count ? count : 1));
-    char *p = text;
-    for (long i = 0; i < count; i++) {
-        char *nl = strchr(p, '\n');
-        if (nl) *nl = 0;
-        lines[i] = xstrdup(p);
-        p = nl ? nl + 1 : p + strlen(p);
-    }
-    free(text);
-    *n = count;
-    return lines;
-}
 
 static void logf_both(Trainer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_both(Trainer *t, const char *fmt, ...) {
@@ -121,8 +82,9 @@ static double elapsed(const Trainer *t) { return t->st.train_seconds + now_secon
 static void open_data(Trainer *t) {
     const DataConfig *d = &t->cfg->data;
     prepare_run(d);
-    char *spm_path = path_in(d->dir, PREPARE_SPM_MODEL);
-    t->spm_bytes = read_file(spm_path, &t->spm_len);
+    char *spm_path = path_join(d->dir, PREPARE_SPM_MODEL);
+    t->spm_bytes = file_read(spm_path, &t->spm_len);
+    if (!t->spm_bytes) FATAL("%s", status_message());
     CHECK(spm_load_bytes(&t->spm, t->spm_bytes, t->spm_len) == 0, "%s: %s", spm_path,
           status_message());
     free(spm_path);
@@ -134,7 +96,8 @@ static void open_data(Trainer *t) {
     CHECK(tokcache_open(&t->train_cache, train, vocab, fp) == 0, "%s", status_message());
     CHECK(tokcache_open(&t->valid_cache, valid, vocab, fp) == 0, "%s", status_message());
     CHECK(t->train_cache.npairs > 0, "%s holds no training pairs", train);
-    t->valid_refs = read_lines(refs, &t->n_valid);
+    t->valid_refs = file_read_lines(refs, &t->n_valid);  // the normalized references
+    if (!t->valid_refs) FATAL("%s", status_message());
     CHECK(t->n_valid == t->valid_cache.npairs, "%s has %ld lines, %s %ld pairs", refs,
           t->n_valid, valid, t->valid_cache.npairs);
     free(train), free(valid), free(refs);
@@ -184,7 +147,7 @@ static void init_from(Trainer *t, const char *path) {
 /* ---------------------------------------------------------------- checkpoints */
 
 static void save(Trainer *t, const char *name, bool full) {
-    char *path = path_in(t->run_dir, name);
+    char *path = path_join(t->run_dir, name);
     CheckpointData d = {t->config_text, t->spm_bytes, t->spm_len, &t->m.params, full,
                         full ? &t->st : NULL};
     checkpoint_save(path, &d);
@@ -201,7 +164,7 @@ static void save_periodic(Trainer *t) {
     long old = t->st.update - (long)keep * save_freq;
     if (old > 0) {  // the periodic checkpoint that just fell out of the window
         snprintf(name, sizeof name, "checkpoint.u%ld", old);
-        char *path = path_in(t->run_dir, name);
+        char *path = path_join(t->run_dir, name);
         unlink(path);
         free(path);
     }
@@ -363,12 +326,12 @@ int train_run(Config *cfg) {
     CHECK(*cfg->data.dir, "data.dir is not set (the prepared data directory)");
     if (!make_dirs(t->run_dir))
         FATAL("cannot create directory %s: %s", t->run_dir, strerror(errno));
-    char *lock = path_in(t->run_dir, "lock");
+    char *lock = path_join(t->run_dir, "lock");
     int lock_fd = open(lock, O_WRONLY | O_CREAT, 0644);
     if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB))
         FATAL("another nmt train is using the run directory %s", t->run_dir);
     free(lock);
-    char *log_path = path_in(t->run_dir, "train.log"), *json_path = path_in(t->run_dir, "train.jsonl");
+    char *log_path = path_join(t->run_dir, "train.log"), *json_path = path_join(t->run_dir, "train.jsonl");
     t->log = xfopen(log_path, "a");
     t->jsonl = xfopen(json_path, "a");
     free(log_path), free(json_path);
@@ -377,14 +340,14 @@ int train_run(Config *cfg) {
     const GemmImpl *gemm = gemm_select(tc->gemm);
     model_build(&t->m, &cfg->model, spm_vocab_size(t->spm));
     t->config_text = config_dump_string(cfg);
-    char *last = path_in(t->run_dir, "checkpoint.last");
+    char *last = path_join(t->run_dir, "checkpoint.last");
     bool resumed = file_exists(last) && resume(t, last);
     if (!resumed) {
         model_init_params(&t->m, (uint64_t)tc->seed);
         if (*tc->init_from) init_from(t, tc->init_from);
         t->st.epoch = 1;
     }
-    char *dump = path_in(t->run_dir, "config.yaml");
+    char *dump = path_join(t->run_dir, "config.yaml");
     atomic_write_file(dump, t->config_text, strlen(t->config_text));
     free(dump);
 
@@ -454,8 +417,8 @@ int train_run(Config *cfg) {
     translator_free(&t->valid_translator);
     batcher_free(&t->train_batches), batcher_free(&t->valid_batches);
     tokcache_close(&t->train_cache), tokcache_close(&t->valid_cache);
-    for (long i = 0; i < t->n_valid; i++) free(t->valid_refs[i]);
-    free(t->valid_refs), free(t->config_text), free(t->spm_bytes), free(last);
+    file_free_lines(t->valid_refs, t->n_valid);
+    free(t->config_text), free(t->spm_bytes), free(last);
     spm_free(t->spm);
     model_free(&t->m);
     fclose(t->log), fclose(t->jsonl);

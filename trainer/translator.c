@@ -199,11 +199,6 @@ char **translator_read_lines(const char *path, long *n) {
     return lines;
 }
 
-void translator_free_lines(char **lines, long n) {
-    for (long i = 0; i < n; i++) free(lines[i]);
-    free(lines);
-}
-
 void translator_read_parallel(const char *src_path, const char *ref_path, char ***src,
                               char ***ref, long *n) {
     long nref;

@@ -2,49 +2,19 @@
  * aligned single-system output, the multi-system fancy_grid table of tabulate with the paired-test
  * explanation, and JSON as Python's json.dumps writes it (including repr() of floats). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bleu.h"
 #include "check.h"
+#include "json.h"
+#include "strbuf.h"
 #include "unicode.h"
 
-/* ---- growable strings ---- */
+/* ---- growable strings (strbuf.h) ---- */
 
-typedef struct Str {
-    char *s;
-    size_t n, cap;
-} Str;
-
-static void str_reserve(Str *b, size_t extra) {
-    if (b->n + extra + 1 <= b->cap) return;
-    b->cap = 2 * (b->n + extra + 1);
-    b->s = xrealloc(b->s, b->cap);
-}
-
-static void str_add(Str *b, const char *s) {
-    size_t len = strlen(s);
-    str_reserve(b, len);
-    memcpy(b->s + b->n, s, len + 1);
-    b->n += len;
-}
-
-static void str_addf(Str *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void str_addf(Str *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    str_reserve(b, (size_t)len);
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)len;
-}
-
-static void str_repeat(Str *b, const char *s, int times) {
-    for (int i = 0; i < times; i++) str_add(b, s);
+static void str_repeat(StrBuf *b, const char *s, int times) {
+    for (int i = 0; i < times; i++) strbuf_add(b, s);
 }
 
 /* ---- Python float formatting ---- */
@@ -73,119 +43,96 @@ void bleu_python_repr(double x, char *buf, size_t cap) {
     while (nd > 1 && digits[nd - 1] == '0') nd--;
     digits[nd] = '\0';
     int decpt = atoi(p + 1) + 1; /* x = 0.DIGITS * 10^decpt */
-    Str out = {0};
-    if (x < 0) str_add(&out, "-");
+    StrBuf out = {0};
+    if (x < 0) strbuf_add(&out, "-");
     if (decpt <= -4 || decpt > 16) {
-        str_addf(&out, "%c", digits[0]);
-        if (nd > 1) str_addf(&out, ".%s", digits + 1);
-        str_addf(&out, "e%c%02d", decpt - 1 < 0 ? '-' : '+', abs(decpt - 1));
+        strbuf_addf(&out, "%c", digits[0]);
+        if (nd > 1) strbuf_addf(&out, ".%s", digits + 1);
+        strbuf_addf(&out, "e%c%02d", decpt - 1 < 0 ? '-' : '+', abs(decpt - 1));
     } else if (decpt <= 0) {
-        str_add(&out, "0.");
+        strbuf_add(&out, "0.");
         str_repeat(&out, "0", -decpt);
-        str_add(&out, digits);
+        strbuf_add(&out, digits);
     } else if (decpt < nd) {
-        str_addf(&out, "%.*s.%s", decpt, digits, digits + decpt);
+        strbuf_addf(&out, "%.*s.%s", decpt, digits, digits + decpt);
     } else {
-        str_add(&out, digits);
+        strbuf_add(&out, digits);
         str_repeat(&out, "0", decpt - nd);
-        str_add(&out, ".0");
+        strbuf_add(&out, ".0");
     }
     snprintf(buf, cap, "%s", out.s);
     free(out.s);
 }
 
 /* json.dumps of a string: ensure_ascii escapes everything outside printable ASCII as \uXXXX
- * (UTF-16 surrogate pairs above U+FFFF). */
-static void json_string(Str *b, const char *s, bool ensure_ascii) {
-    size_t len = strlen(s);
-    uint32_t *cps = xmalloc((len + 1) * sizeof *cps);
-    size_t n = utf8_decode_lenient(s, len, cps);
-    str_add(b, "\"");
-    for (size_t i = 0; i < n; i++) {
-        uint32_t c = cps[i];
-        char enc[8];
-        if (c == '"') str_add(b, "\\\"");
-        else if (c == '\\') str_add(b, "\\\\");
-        else if (c == '\n') str_add(b, "\\n");
-        else if (c == '\r') str_add(b, "\\r");
-        else if (c == '\t') str_add(b, "\\t");
-        else if (c == '\b') str_add(b, "\\b");
-        else if (c == '\f') str_add(b, "\\f");
-        else if (c < 0x20 || (ensure_ascii && c > 0x7E && c <= 0xFFFF)) str_addf(b, "\\u%04x", c);
-        else if (ensure_ascii && c > 0xFFFF)
-            str_addf(b, "\\u%04x\\u%04x", 0xD800 + ((c - 0x10000) >> 10),
-                     0xDC00 + ((c - 0x10000) & 0x3FF));
-        else {
-            enc[utf8_encode(c, enc)] = '\0';
-            str_add(b, enc);
-        }
-    }
-    str_add(b, "\"");
-    free(cps);
+ * (UTF-16 surrogate pairs above U+FFFF); invalid UTF-8 reads as U+FFFD. */
+static void json_string(StrBuf *b, const char *s, bool ensure_ascii) {
+    json_add_string(b, s,
+                    JSON_ESCAPE_SHORT | JSON_REPLACE_INVALID | (ensure_ascii ? JSON_ENSURE_ASCII : 0));
 }
 
-static void json_number(Str *b, double x) {
+static void json_number(StrBuf *b, double x) {
     char buf[40];
     bleu_python_repr(x, buf, sizeof buf);
-    str_add(b, buf);
+    strbuf_add(b, buf);
 }
 
 /* ---- signatures and score lines ---- */
 
 void bleu_signature(const BleuMetric *m, int nrefs, bool short_form, int bootstrap_n,
                     const char *seed, char *buf, size_t cap) {
-    Str b = {0};
+    StrBuf b = {0};
     char nrefs_text[16];
     if (nrefs < 0) snprintf(nrefs_text, sizeof nrefs_text, "var");
     else snprintf(nrefs_text, sizeof nrefs_text, "%d", nrefs);
-    str_addf(&b, "%s:%s", short_form ? "#" : "nrefs", nrefs_text);
+    strbuf_addf(&b, "%s:%s", short_form ? "#" : "nrefs", nrefs_text);
     if (bootstrap_n > 0)
-        str_addf(&b, "|bs:%d|%s:%s", bootstrap_n, short_form ? "rs" : "seed", seed);
+        strbuf_addf(&b, "|bs:%d|%s:%s", bootstrap_n, short_form ? "rs" : "seed", seed);
     const char *lc = m->lowercase ? "lc" : "mixed";
     if (m->kind == BLEU_METRIC_BLEU) {
         static const char *const tokenizers[] = {"13a", "intl", "none"};
-        str_addf(&b, short_form ? "|c:%s|e:no|tok:%s|s:exp" : "|case:%s|eff:no|tok:%s|smooth:exp",
+        strbuf_addf(&b, short_form ? "|c:%s|e:no|tok:%s|s:exp" : "|case:%s|eff:no|tok:%s|smooth:exp",
                  lc, tokenizers[m->tokenize]);
     } else {
-        str_addf(&b,
+        strbuf_addf(&b,
                  short_form ? "|c:%s|e:yes|nc:%d|nw:%d|s:%s"
                             : "|case:%s|eff:yes|nc:%d|nw:%d|space:%s",
                  lc, m->char_order, m->word_order, m->whitespace ? "yes" : "no");
     }
-    str_addf(&b, "|%s:%s", short_form ? "v" : "version", BLEU_SACREBLEU_VERSION);
+    strbuf_addf(&b, "|%s:%s", short_form ? "v" : "version", BLEU_SACREBLEU_VERSION);
     snprintf(buf, cap, "%s", b.s);
     free(b.s);
 }
 
 char *bleu_format_score(const BleuMetric *m, const BleuScore *s, const char *signature, int width,
                         bool score_only, BleuFormat format) {
-    Str sc = {0};
-    str_addf(&sc, "%.*f", width, s->score);
+    StrBuf sc = {0};
+    strbuf_addf(&sc, "%.*f", width, s->score);
     if (score_only) return sc.s;
     char name[32];
     bleu_metric_name(m, name, sizeof name);
-    Str verbose = {0};
+    StrBuf verbose = {0};
     if (m->kind == BLEU_METRIC_BLEU) {
         for (int n = 0; n < BLEU_MAX_NGRAM_ORDER; n++)
-            str_addf(&verbose, "%s%.1f", n ? "/" : "", s->precisions[n]);
-        str_addf(&verbose, " (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)", s->bp,
+            strbuf_addf(&verbose, "%s%.1f", n ? "/" : "", s->precisions[n]);
+        strbuf_addf(&verbose, " (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)", s->bp,
                  s->ratio, (long long)s->sys_len, (long long)s->ref_len);
     }
-    Str out = {0};
+    StrBuf out = {0};
     if (format == BLEU_FORMAT_TEXT) {
-        str_add(&out, name);
-        if (signature[0]) str_addf(&out, "|%s", signature);
-        str_addf(&out, " = %s", sc.s);
-        if (verbose.s) str_addf(&out, " %s", verbose.s);
+        strbuf_add(&out, name);
+        if (signature[0]) strbuf_addf(&out, "|%s", signature);
+        strbuf_addf(&out, " = %s", sc.s);
+        if (verbose.s) strbuf_addf(&out, " %s", verbose.s);
     } else {
-        str_add(&out, "{\n \"name\": ");
+        strbuf_add(&out, "{\n \"name\": ");
         json_string(&out, name, false);
-        str_add(&out, ",\n \"score\": ");
+        strbuf_add(&out, ",\n \"score\": ");
         json_number(&out, strtod(sc.s, NULL));
-        str_add(&out, ",\n \"signature\": ");
+        strbuf_add(&out, ",\n \"signature\": ");
         json_string(&out, signature, false);
         if (verbose.s) {
-            str_add(&out, ",\n \"verbose_score\": ");
+            strbuf_add(&out, ",\n \"verbose_score\": ");
             json_string(&out, verbose.s, false);
         }
         /* Every "key:value" of the signature as its own string field. */
@@ -194,13 +141,13 @@ char *bleu_format_score(const BleuMetric *m, const BleuScore *s, const char *sig
             char *colon = strchr(kv, ':');
             if (!colon) continue;
             *colon = '\0';
-            str_add(&out, ",\n ");
+            strbuf_add(&out, ",\n ");
             json_string(&out, kv, false);
-            str_add(&out, ": ");
+            strbuf_add(&out, ": ");
             json_string(&out, colon + 1, false);
         }
         free(sig);
-        str_add(&out, "\n}");
+        strbuf_add(&out, "\n}");
     }
     free(sc.s);
     free(verbose.s);
@@ -236,13 +183,13 @@ void bleu_print_single(FILE *out, char *const *lines, int n, BleuFormat format) 
 enum { ANSI_NONE, ANSI_RED, ANSI_GREEN, ANSI_YELLOW, ANSI_CYAN };
 
 /* Color.format: the text wrapped in a colorama color when colors are on. */
-static void colored(Str *b, const char *text, int color, bool enabled) {
+static void colored(StrBuf *b, const char *text, int color, bool enabled) {
     static const char *const codes[] = {"", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m"};
     if (!enabled || color == ANSI_NONE) {
-        str_add(b, text);
+        strbuf_add(b, text);
         return;
     }
-    str_addf(b, "%s%s\x1b[0m", codes[color], text);
+    strbuf_addf(b, "%s%s\x1b[0m", codes[color], text);
 }
 
 /* One table cell: up to two lines of plain text, each with its color. */
@@ -274,7 +221,7 @@ static char *strip_copy(const char *s) {
 }
 
 /* A line padded to width: right-aligned, or centered with the odd space on the right. */
-static void padded(Str *b, const char *text, int color, long width, bool right, bool color_on) {
+static void padded(StrBuf *b, const char *text, int color, long width, bool right, bool color_on) {
     long pad = width - visible_width(text);
     long left = right ? pad : pad / 2;
     str_repeat(b, " ", (int)left);
@@ -282,18 +229,18 @@ static void padded(Str *b, const char *text, int color, long width, bool right, 
     str_repeat(b, " ", (int)(pad - left));
 }
 
-static void rule(Str *b, const long *widths, int ncols, const char *l, const char *fill,
+static void rule(StrBuf *b, const long *widths, int ncols, const char *l, const char *fill,
                  const char *mid, const char *r) {
-    str_add(b, l);
+    strbuf_add(b, l);
     for (int c = 0; c < ncols; c++) {
         str_repeat(b, fill, (int)widths[c] + 2);
-        str_add(b, c + 1 < ncols ? mid : r);
+        strbuf_add(b, c + 1 < ncols ? mid : r);
     }
-    str_add(b, "\n");
+    strbuf_add(b, "\n");
 }
 
 /* tabulate(..., tablefmt='fancy_grid', colalign=('right',), stralign='center'). */
-static void fancy_grid(Str *b, Cell *header, Cell *cells, int nrows, int ncols, bool color_on) {
+static void fancy_grid(StrBuf *b, Cell *header, Cell *cells, int nrows, int ncols, bool color_on) {
     long *widths = xcalloc((size_t)ncols, sizeof *widths); /* (ncols) text width of each column */
     for (int c = 0; c < ncols; c++) {
         widths[c] = visible_width(header[c].lines[0]) + 2; /* tabulate's MIN_PADDING */
@@ -310,15 +257,15 @@ static void fancy_grid(Str *b, Cell *header, Cell *cells, int nrows, int ncols, 
         for (int c = 0; c < ncols; c++)
             if (row[c].nlines > nlines) nlines = row[c].nlines;
         for (int k = 0; k < nlines; k++) {
-            str_add(b, "│");
+            strbuf_add(b, "│");
             for (int c = 0; c < ncols; c++) {
-                str_add(b, " ");
+                strbuf_add(b, " ");
                 if (k < row[c].nlines)
                     padded(b, row[c].lines[k], row[c].colors[k], widths[c], c == 0, color_on);
                 else str_repeat(b, " ", (int)widths[c]);
-                str_add(b, " │");
+                strbuf_add(b, " │");
             }
-            str_add(b, "\n");
+            strbuf_add(b, "\n");
         }
         if (r < 0) rule(b, widths, ncols, "╞", "═", "╪", "╡");
         else if (r + 1 < nrows) rule(b, widths, ncols, "├", "─", "┼", "┤");
@@ -331,10 +278,10 @@ static Cell cell_text(const char *text, int color) {
     return (Cell){.lines = {xstrdup(text), NULL}, .colors = {color, ANSI_NONE}, .nlines = 1};
 }
 
-static void paired_explanation(Str *b, const BleuSystemsReport *r, const char *baseline_name) {
+static void paired_explanation(StrBuf *b, const BleuSystemsReport *r, const char *baseline_name) {
     bool c = r->color;
-    Str msg = {0}, bline = {0}, bline_name = {0}, null_hyp = {0}, null_lower = {0}, red = {0};
-    str_addf(&msg, "Paired bootstrap resampling test with %d resampling trials", r->paired_bs_n);
+    StrBuf msg = {0}, bline = {0}, bline_name = {0}, null_hyp = {0}, null_lower = {0}, red = {0};
+    strbuf_addf(&msg, "Paired bootstrap resampling test with %d resampling trials", r->paired_bs_n);
     colored(&bline, "baseline", ANSI_YELLOW, c);
     colored(&bline_name, baseline_name, ANSI_YELLOW, c);
     colored(&null_hyp, "Null hypothesis", ANSI_GREEN, c);
@@ -342,28 +289,28 @@ static void paired_explanation(Str *b, const BleuSystemsReport *r, const char *b
     colored(&red, "highlighted in red", ANSI_RED, c);
     long dashes = visible_width(msg.s);
     str_repeat(b, "-", (int)dashes);
-    str_addf(b, "\n%s\n", msg.s);
+    strbuf_addf(b, "\n%s\n", msg.s);
     str_repeat(b, "-", (int)dashes);
-    str_addf(b, "\n - Each system is pairwise compared to %s.\n", bline_name.s);
-    str_add(b, "   Actual system score / bootstrap estimated true mean / 95% CI are provided for "
+    strbuf_addf(b, "\n - Each system is pairwise compared to %s.\n", bline_name.s);
+    strbuf_add(b, "   Actual system score / bootstrap estimated true mean / 95% CI are provided for "
                "each metric.\n\n");
-    str_addf(b, " - %s: the system and the %s translations are essentially\n", null_hyp.s, bline.s);
-    str_addf(b, "   generated by the same underlying process. For a given system and the %s,\n",
+    strbuf_addf(b, " - %s: the system and the %s translations are essentially\n", null_hyp.s, bline.s);
+    strbuf_addf(b, "   generated by the same underlying process. For a given system and the %s,\n",
              bline.s);
-    str_add(b, "   the p-value is roughly the probability of the absolute score difference "
+    strbuf_add(b, "   the p-value is roughly the probability of the absolute score difference "
                "(delta)\n");
-    str_addf(b, "   or higher occurring due to chance, under the assumption that the %s is "
+    strbuf_addf(b, "   or higher occurring due to chance, under the assumption that the %s is "
                 "correct.\n\n", null_lower.s);
-    str_addf(b, " - Assuming a significance threshold of 0.05, the %s can be rejected\n",
+    strbuf_addf(b, " - Assuming a significance threshold of 0.05, the %s can be rejected\n",
              null_lower.s);
-    str_add(b, "   for p-values < 0.05 (marked with \"*\"). This means that the delta is unlikely "
+    strbuf_add(b, "   for p-values < 0.05 (marked with \"*\"). This means that the delta is unlikely "
                "to be attributed\n");
-    str_addf(b, "   to chance, hence the system is significantly \"different\" than the %s.\n",
+    strbuf_addf(b, "   to chance, hence the system is significantly \"different\" than the %s.\n",
              bline.s);
-    str_addf(b, "   Otherwise, the p-values are %s.\n\n", red.s);
-    str_addf(b, " - NOTE: Significance does not tell whether a system is \"better\" than the %s "
+    strbuf_addf(b, "   Otherwise, the p-values are %s.\n\n", red.s);
+    strbuf_addf(b, " - NOTE: Significance does not tell whether a system is \"better\" than the %s "
                 "but rather\n", bline.s);
-    str_add(b, "   emphasizes the \"difference\" of the systems in terms of the replicability of "
+    strbuf_add(b, "   emphasizes the \"difference\" of the systems in terms of the replicability of "
                "the delta.\n\n");
     free(msg.s);
     free(bline.s);
@@ -373,7 +320,7 @@ static void paired_explanation(Str *b, const BleuSystemsReport *r, const char *b
     free(red.s);
 }
 
-static void print_table(Str *b, const BleuSystemsReport *r) {
+static void print_table(StrBuf *b, const BleuSystemsReport *r) {
     int ncols = 1 + r->nmetrics, nrows = r->nsystems;
     bool paired = r->results != NULL;
     Cell header[ncols];
@@ -382,8 +329,8 @@ static void print_table(Str *b, const BleuSystemsReport *r) {
     bool has_baseline = !strncmp(r->system_names[0], "Baseline:", 9);
     header[0] = cell_text("System", ANSI_CYAN);
     for (int m = 0; m < r->nmetrics; m++) {
-        Str h = {0};
-        str_addf(&h, "%s%s", r->metric_names[m], paired ? " (μ ± 95% CI)" : "");
+        StrBuf h = {0};
+        strbuf_addf(&h, "%s%s", r->metric_names[m], paired ? " (μ ± 95% CI)" : "");
         header[1 + m] = cell_text(h.s, ANSI_CYAN);
         free(h.s);
     }
@@ -399,14 +346,14 @@ static void print_table(Str *b, const BleuSystemsReport *r) {
                 continue;
             }
             const BleuPairedResult *res = &r->results[m * r->nsystems + s];
-            Str line = {0};
-            str_addf(&line, "%.*f (%.*f ± %.*f)", r->width, res->score, r->width, res->mean,
+            StrBuf line = {0};
+            strbuf_addf(&line, "%.*f (%.*f ± %.*f)", r->width, res->score, r->width, res->mean,
                      r->width, res->ci);
             *cell = cell_text(line.s, row_color);
             free(line.s);
             if (!isnan(res->p_value)) {
-                Str p = {0};
-                str_addf(&p, "(p = %.4f)%s", res->p_value, res->p_value > 0.05 ? "" : "*");
+                StrBuf p = {0};
+                strbuf_addf(&p, "(p = %.4f)%s", res->p_value, res->p_value > 0.05 ? "" : "*");
                 cell->lines[1] = p.s;
                 cell->colors[1] = res->p_value > 0.05 ? ANSI_RED : ANSI_NONE;
                 cell->nlines = 2;
@@ -414,11 +361,11 @@ static void print_table(Str *b, const BleuSystemsReport *r) {
         }
     }
     fancy_grid(b, header, cells, nrows, ncols, r->color);
-    str_add(b, "\n");
+    strbuf_add(b, "\n");
     if (paired) paired_explanation(b, r, has_baseline ? r->system_names[0] : "");
-    str_add(b, "-----------------\nMetric signatures\n-----------------\n");
+    strbuf_add(b, "-----------------\nMetric signatures\n-----------------\n");
     for (int m = 0; m < r->nmetrics; m++)
-        str_addf(b, " - %-10s %s\n", r->metric_names[m], r->signatures[m]);
+        strbuf_addf(b, " - %-10s %s\n", r->metric_names[m], r->signatures[m]);
     for (int i = 0; i < nrows * ncols; i++) {
         free(cells[i].lines[0]);
         free(cells[i].lines[1]);
@@ -428,38 +375,38 @@ static void print_table(Str *b, const BleuSystemsReport *r) {
 }
 
 /* json.dumps(rows, indent=4): a list with one object per system. */
-static void print_systems_json(Str *b, const BleuSystemsReport *r) {
-    str_add(b, "[\n");
+static void print_systems_json(StrBuf *b, const BleuSystemsReport *r) {
+    strbuf_add(b, "[\n");
     for (int s = 0; s < r->nsystems; s++) {
-        str_add(b, "    {\n        \"system\": ");
+        strbuf_add(b, "    {\n        \"system\": ");
         json_string(b, r->system_names[s], true);
         for (int m = 0; m < r->nmetrics; m++) {
-            str_add(b, ",\n        ");
+            strbuf_add(b, ",\n        ");
             json_string(b, r->metric_names[m], true);
-            str_add(b, ": ");
+            strbuf_add(b, ": ");
             if (!r->results) {
                 json_string(b, r->scores[m * r->nsystems + s], true);
                 continue;
             }
             const BleuPairedResult *res = &r->results[m * r->nsystems + s];
-            str_add(b, "{\n            \"score\": ");
+            strbuf_add(b, "{\n            \"score\": ");
             json_number(b, res->score);
-            str_add(b, ",\n            \"p_value\": ");
-            if (isnan(res->p_value)) str_add(b, "null");
+            strbuf_add(b, ",\n            \"p_value\": ");
+            if (isnan(res->p_value)) strbuf_add(b, "null");
             else json_number(b, res->p_value);
-            str_add(b, ",\n            \"mean\": ");
+            strbuf_add(b, ",\n            \"mean\": ");
             json_number(b, res->mean);
-            str_add(b, ",\n            \"ci\": ");
+            strbuf_add(b, ",\n            \"ci\": ");
             json_number(b, res->ci);
-            str_add(b, "\n        }");
+            strbuf_add(b, "\n        }");
         }
-        str_addf(b, "\n    }%s\n", s + 1 < r->nsystems ? "," : "");
+        strbuf_addf(b, "\n    }%s\n", s + 1 < r->nsystems ? "," : "");
     }
-    str_add(b, "]\n");
+    strbuf_add(b, "]\n");
 }
 
 void bleu_print_systems(FILE *out, const BleuSystemsReport *r, BleuFormat format) {
-    Str b = {0};
+    StrBuf b = {0};
     if (format == BLEU_FORMAT_JSON) print_systems_json(&b, r);
     else print_table(&b, r);
     fputs(b.s, out);

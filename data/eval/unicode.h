@@ -1,5 +1,6 @@
 /* unicode.h: the slice of Unicode that sacreBLEU's text processing depends on, as Python sees it.
- * UTF-8 decoding and encoding, Python's whitespace (str.split, str.rstrip), the general categories
+ * UTF-8 decoding and encoding (the strict, Python-compatible decoder of kernels/utf8.h, included
+ * here), Python's whitespace (str.split, str.rstrip), the general categories
  * P, S and N (the `intl` tokenizer), and str.lower() with its multi-code-point results and the
  * Final_Sigma rule. The tables live in the generated unicode_tables.c (its header names the
  * Unicode version). */
@@ -9,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "utf8.h"
 
 /* str.lower() turns one code point into at most this many. */
 #define UNICODE_LOWER_MAX_EXPANSION 3
@@ -38,15 +41,6 @@ bool unicode_is_number(uint32_t cp); /* \p{N} */
 /* Python's str.lower() of in[0..n) into out (capacity n * UNICODE_LOWER_MAX_EXPANSION);
  * returns the output length. */
 size_t unicode_lower(const uint32_t *in, size_t n, uint32_t *out);
-
-/* Decodes len bytes of UTF-8 into out (capacity len). Strict as Python's decoder: overlong forms,
- * surrogates and code points past U+10FFFF are invalid. Returns the number of code points, or -1
- * with *bad_offset set to the byte offset of the first invalid sequence. */
-long utf8_decode(const char *s, size_t len, uint32_t *out, size_t *bad_offset);
-/* Like utf8_decode, but replaces every invalid byte with U+FFFD instead of failing. */
-size_t utf8_decode_lenient(const char *s, size_t len, uint32_t *out);
-/* Appends the UTF-8 encoding of cp (at most 4 bytes) to out; returns the number of bytes. */
-int utf8_encode(uint32_t cp, char *out);
 
 /* The generated tables (unicode_tables.c). */
 extern const UnicodeRange unicode_space_ranges[], unicode_punct_ranges[],

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "atomic.h"
 #include "check.h"
 #include "cpu.h"
 #include "gemm_auto.h"
@@ -177,21 +178,13 @@ bool gemm_auto_cache_read(const char *path, const char *key, GemmAutoChoice *c) 
 
 bool gemm_auto_cache_write(const char *path, const char *key, const GemmAutoChoice *c) {
     if (!make_parent_dirs(path)) return false;
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return false;
-    fprintf(f, "nmt gemm-auto %d\nkey %s\n", CACHE_FORMAT, key);
+    AtomicFile f;
+    if (atomic_try_open(&f, path) != 0) return false;
+    fprintf(f.f, "nmt gemm-auto %d\nkey %s\n", CACHE_FORMAT, key);
     for (int k = 0; k < GEMM_CLASSES; k++)
-        fprintf(f, "%s %s %.4f %.4f\n", gemm_class_names[k], c->backend[k]->name, c->ms[k][0],
+        fprintf(f.f, "%s %s %.4f %.4f\n", gemm_class_names[k], c->backend[k]->name, c->ms[k][0],
                 c->ms[k][1]);
-    bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (ok && rename(tmp, path) == 0) return true;
-    int err = errno;
-    unlink(tmp);
-    errno = err;
-    return false;
+    return atomic_try_commit(&f) == 0;
 }
 
 /* ---- measuring ---- */

@@ -39,8 +39,8 @@ bool gemm_auto_cache_path(char *out, size_t size, const char *key);
  * malformed, written for another key or names an unknown backend. */
 bool gemm_auto_cache_read(const char *path, const char *key, GemmAutoChoice *c);
 
-/* Writes c for `key` to path atomically (a temp file renamed over it), creating the directories;
- * false with errno set on failure. */
+/* Writes c for `key` to path atomically (atomic.h: a temp file renamed over it), creating the
+ * directories; false with errno set on failure (and no temp file left). */
 bool gemm_auto_cache_write(const char *path, const char *key, const GemmAutoChoice *c);
 
 #endif

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "cp_als.h"
+#include "json.h"
 #include "model.h"
 #include "spectra.h"
 
@@ -120,9 +121,11 @@ int cmd_analyze(int argc, char **argv) {
     sh.d = sh.Dk / sh.H;
     FILE *jf = json ? fopen(json, "w") : NULL;
     if (json && !jf) FATAL("cannot write %s", json);
-    if (jf)
-        fprintf(jf, "{\"model\":\"%s\",\"d_model\":%d,\"heads\":%d,\"dk\":%d,\"modules\":[", model,
-                sh.D, sh.H, sh.Dk);
+    if (jf) {
+        fputs("{\"model\":", jf);
+        json_print_string(jf, model, 0);
+        fprintf(jf, ",\"d_model\":%d,\"heads\":%d,\"dk\":%d,\"modules\":[", sh.D, sh.H, sh.Dk);
+    }
     printf("%-22s %-10s %6s %17s %17s %17s", "module", "matrix", "dim", "rank@90%", "rank@95%",
            "rank@99%");
     for (int k = 0; k < nranks; k++) printf("   CP err R=%-4d", ranks[k]);

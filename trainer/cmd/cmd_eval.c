@@ -8,6 +8,8 @@
 #include "bleu.h"
 #include "check.h"
 #include "cmd.h"
+#include "files.h"
+#include "json.h"
 #include "loaded_model.h"
 #include "timer.h"
 #include "translator.h"
@@ -20,15 +22,6 @@ static void usage(FILE *out) {
             "  -o, --output FILE   also write the translations\n");
     fputs(args_model_help, out);
     fputs(args_decode_help, out);
-}
-
-static void json_string(FILE *out, const char *s) {
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
 }
 
 int cmd_eval(int argc, char **argv) {
@@ -71,11 +64,11 @@ int cmd_eval(int argc, char **argv) {
     }
     BleuMetric metrics[2] = {bleu_metric_bleu(BLEU_TOKENIZE_13A, false), bleu_metric_chrf(0, false)};
     printf("{\"model\":");
-    json_string(stdout, ma.model ? ma.model : "");
+    json_print_string(stdout, ma.model ? ma.model : "", 0);
     printf(",\"src\":");
-    json_string(stdout, src_path);
+    json_print_string(stdout, src_path, 0);
     printf(",\"ref\":");
-    json_string(stdout, ref_path);
+    json_print_string(stdout, ref_path, 0);
     for (int k = 0; k < 2; k++) {
         BleuScore s;
         CHECK(bleu_corpus_score(&metrics[k], (const char *const *)hyp, (const char *const *)ref,
@@ -85,9 +78,9 @@ int cmd_eval(int argc, char **argv) {
         bleu_metric_name(&metrics[k], name, sizeof name);
         char *text = bleu_format_score(&metrics[k], &s, sig, 1, false, BLEU_FORMAT_TEXT);
         printf(",\"%s\":%.4f,\"%s_signature\":", k ? "chrf" : "bleu", s.score, k ? "chrf" : "bleu");
-        json_string(stdout, sig);
+        json_print_string(stdout, sig, 0);
         printf(",\"%s_verbose\":", k ? "chrf" : "bleu");
-        json_string(stdout, text);
+        json_print_string(stdout, text, 0);
         free(text);
     }
     size_t attn = 0;
@@ -98,7 +91,7 @@ int cmd_eval(int argc, char **argv) {
     printf(",\"beam\":%d,\"lenpen\":%g,\"lenpen_form\":\"%s\",\"sentences\":%ld,\"seconds\":%.3f,"
            "\"sentences_per_s\":%.2f,\"tokens_per_s\":%.1f}\n",
            dc->beam, dc->lenpen, dc->lenpen_form, n, secs, n / secs, tokens / secs);
-    translator_free_lines(src, n), translator_free_lines(ref, n), translator_free_lines(hyp, n);
+    file_free_lines(src, n), file_free_lines(ref, n), file_free_lines(hyp, n);
     loaded_model_close(&lm);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "check.h"
 #include "cmd.h"
+#include "files.h"
 #include "loaded_model.h"
 #include "translator.h"
 
@@ -115,7 +116,7 @@ int cmd_score(int argc, char **argv) {
     for (long i = 0; i < n; i++) free(sid[i]), free(rid[i]);
     free(sid), free(rid), free(slen), free(rlen), free(order), free(logp), free(rows);
     free(bs), free(bin), free(bout), free(bsl), free(btl), free(work);
-    translator_free_lines(src, n), translator_free_lines(ref, n);
+    file_free_lines(src, n), file_free_lines(ref, n);
     loaded_model_close(&lm);
     return 0;
 }

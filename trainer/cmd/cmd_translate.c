@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "cmd.h"
+#include "files.h"
 #include "loaded_model.h"
 #include "translator.h"
 
@@ -47,8 +48,8 @@ int cmd_translate(int argc, char **argv) {
     if (!out) args_usage_error(cmd, "cannot write %s", output);
     for (long i = 0; i < n; i++) fprintf(out, "%s\n", hyp[i]);
     if (out != stdout) fclose(out);
-    translator_free_lines(lines, n);
-    translator_free_lines(hyp, n);
+    file_free_lines(lines, n);
+    file_free_lines(hyp, n);
     loaded_model_close(&lm);
     return 0;
 }

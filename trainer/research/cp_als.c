@@ -53,26 +53,6 @@ double cp_tensor_norm2(const float *w_q, const float *w_k, int H, int d, int D) 
     return total;
 }
 
-/* <T, [[Wq, M, Wk]]> and ||[[Wq, M, Wk]]||^2 */
-static double cp_fit(const Work *w, const double *Wq, const double *M, const double *Wk, int H,
-                     int d, int D, int R, double *model2) {
-    const int Dk = H * d;
-    double *Gq = xmalloc(sizeof(double) * R * R), *Gm = xmalloc(sizeof(double) * R * R),
-           *Gk = xmalloc(sizeof(double) * R * R);
-    gram(Gq, Wq, D, R), gram(Gm, M, H, R), gram(Gk, Wk, D, R);
-    double s = 0;
-    for (int i = 0; i < R * R; i++) s += Gq[i] * Gm[i] * Gk[i];
-    *model2 = s;
-    double *Pq = xmalloc(sizeof(double) * Dk * R), *C = xmalloc(sizeof(double) * Dk * R);
-    dgemm_rm(false, false, Dk, R, D, 1.0, w->wq, D, Wq, R, 0.0, Pq, R);
-    dgemm_rm(false, false, Dk, R, D, 1.0, w->wk, D, Wk, R, 0.0, C, R);
-    double ip = 0;
-    for (int j = 0; j < Dk; j++)
-        for (int r = 0; r < R; r++) ip += Pq[j * R + r] * C[j * R + r] * M[(j / d) * R + r];
-    free(Gq), free(Gm), free(Gk), free(Pq), free(C);
-    return ip;
-}
-
 static Work work_alloc(const float *w_q, const float *w_k, int Dk, int D, int R) {
     Work w;
     w.wq = xmalloc(sizeof(double) * Dk * D), w.wk = xmalloc(sizeof(double) * Dk * D);
@@ -87,15 +67,6 @@ static Work work_alloc(const float *w_q, const float *w_k, int Dk, int D, int R)
 static void work_free(Work *w) {
     free(w->wq), free(w->wk), free(w->C), free(w->Pq), free(w->G), free(w->N);
     free(w->Gq), free(w->Gm), free(w->Gk), free(w->V);
-}
-
-double cp_rel_error(const float *w_q, const float *w_k, int H, int d, int D, int R,
-                    const double *Wq, const double *M, const double *Wk) {
-    Work w = work_alloc(w_q, w_k, H * d, D, R);
-    double t2 = cp_tensor_norm2(w_q, w_k, H, d, D), m2;
-    double ip = cp_fit(&w, Wq, M, Wk, H, d, D, R, &m2);
-    work_free(&w);
-    return sqrt(fabs(t2 + m2 - 2 * ip) / t2);
 }
 
 /* Mode h: M = [sum_{j in h} Pq o C] [(Wq^T Wq) o (Wk^T Wk)]^-1, with w->Pq and w->C current;

@@ -27,9 +27,7 @@ typedef struct CpResult {
 CpResult cp_als(const float *w_q, const float *w_k, int H, int d, int D, const CpOptions *o,
                 double *Wq, double *M, double *Wk);
 
-/* ||T||^2 of the module, and the relative error of given factors (for tests and analysis). */
+/* ||T||^2 of the module. */
 double cp_tensor_norm2(const float *w_q, const float *w_k, int H, int d, int D);
-double cp_rel_error(const float *w_q, const float *w_k, int H, int d, int D, int R,
-                    const double *Wq, const double *M, const double *Wk);
 
 #endif

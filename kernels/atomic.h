@@ -1,0 +1,37 @@
+/* atomic.h: files that appear complete or not at all. atomic_open writes to "<path>.tmp.<pid>";
+ * atomic_commit flushes, fsyncs, renames it over <path> and fsyncs the directory, so a crash
+ * leaves either the old file or the new one, never a torn mix.
+ * Two forms share one implementation:
+ * - atomic_try_*: recoverable. They return 0, or -1 with status_message() naming the path and
+ *   errno left as the failing call set it; after a failure the temporary file is removed and
+ *   the AtomicFile released (call nothing more on it). For best-effort files such as caches.
+ * - atomic_open/write/commit: I/O errors are fatal and name the path (for outputs we create,
+ *   not inputs a caller could fix). */
+#ifndef NMT_ATOMIC_H
+#define NMT_ATOMIC_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct AtomicFile {
+    FILE *f;         // open on tmp_path for writing
+    char *path;      // final name (xmalloc'd)
+    char *tmp_path;  // "<path>.tmp.<pid>" (xmalloc'd)
+} AtomicFile;
+
+int atomic_try_open(AtomicFile *a, const char *path);
+int atomic_try_write(AtomicFile *a, const void *data, size_t bytes);
+/* Also fails if an earlier write through a->f (fprintf, fwrite) failed. */
+int atomic_try_commit(AtomicFile *a);
+/* Closes and removes the temporary file, leaving path as it was. */
+void atomic_abort(AtomicFile *a);
+
+void atomic_open(AtomicFile *a, const char *path);
+void atomic_write(AtomicFile *a, const void *data, size_t bytes);
+void atomic_commit(AtomicFile *a);
+
+/* Writes bytes to path atomically in one call. */
+int atomic_try_write_file(const char *path, const void *data, size_t bytes);
+void atomic_write_file(const char *path, const void *data, size_t bytes);
+
+#endif
