@@ -8,8 +8,10 @@
  * NumPy random stream and float32 arithmetic). The bleu_format_* / bleu_print_* functions print
  * what the sacrebleu command prints, as text or JSON.
  *
- * Files: bleu.c (tokenizers, statistics, scores), bleu_paired.c (bootstrap test),
- * bleu_format.c (signatures and output), bleu_io.c (reading files like sacreBLEU). */
+ * Files: bleu_metrics.c (segment statistics, scores), bleu_tokenize.c (sacreBLEU's
+ * preprocessing and tokenizers), bleu_ngram.c (token and n-gram tables), bleu_paired.c
+ * (bootstrap test), bleu_format.c (signatures and output), bleu_io.c (reading files like
+ * sacreBLEU). */
 #ifndef NMT_BLEU_H
 #define NMT_BLEU_H
 
