@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "bleu.h"
+#include "bleu_io.h"
+#include "status.h"
 #include "test_util.h"
 
 static bool close_rel(double got, double want) { return fabs(got - want) <= 1e-9 * fabs(want); }
@@ -29,10 +31,10 @@ static int split_tabs(char *line, char **fields) {
 }
 
 static bool read_fixture(const char *dir, const char *name, BleuLines *out) {
-    char path[2048], err[2300];
+    char path[2048];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    bool ok = bleu_read_lines(path, out, err, sizeof err);
-    EXPECT(ok, "%s", err);
+    bool ok = bleu_read_lines(path, out) == 0;
+    EXPECT(ok, "%s", status_message());
     return ok;
 }
 

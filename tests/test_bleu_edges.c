@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "bleu.h"
+#include "bleu_io.h"
+#include "status.h"
 #include "test_util.h"
 
 static bool close_rel(double got, double want) { return fabs(got - want) <= 1e-9 * fabs(want); }
@@ -174,9 +176,8 @@ static void test_read_lines(void) {
     const char text[] = "one \t\r\n two\xc2\xa0\n\nthree\rfour\xe3\x80\x80\nlast";
     EXPECT(write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1), "write failed");
     close(fd);
-    char err[512];
     BleuLines l;
-    EXPECT(bleu_read_lines(path, &l, err, sizeof err), "%s", err);
+    EXPECT(bleu_read_lines(path, &l) == 0, "%s", status_message());
     /* '\n' separates lines; '\r' and Unicode spaces at the end are stripped, leading kept. */
     const char *want[] = {"one", " two", "", "three\rfour", "last"};
     EXPECT(l.n == 5, "read %ld lines, want 5", l.n);
@@ -187,7 +188,7 @@ static void test_read_lines(void) {
 
     /* Standard input follows universal newlines: \r and \r\n end lines too. */
     FILE *f = fopen(path, "rb");
-    EXPECT(bleu_read_stream_lines(f, "<stdin>", &l, err, sizeof err), "%s", err);
+    EXPECT(bleu_read_stream_lines(f, "<stdin>", &l) == 0, "%s", status_message());
     fclose(f);
     EXPECT(l.n == 6 && !strcmp(l.lines[3], "three") && !strcmp(l.lines[0], "one \t"),
            "stream: %ld lines", l.n);
@@ -196,12 +197,12 @@ static void test_read_lines(void) {
     f = fopen(path, "wb");
     fputs("fine\nbad \xff byte\n", f);
     fclose(f);
-    EXPECT(!bleu_read_lines(path, &l, err, sizeof err) && strstr(err, path) &&
-               strstr(err, "line 2") && strstr(err, "UTF-8"),
-           "invalid UTF-8 must name file and line: '%s'", err);
+    EXPECT(bleu_read_lines(path, &l) < 0 && strstr(status_message(), path) &&
+               strstr(status_message(), "line 2") && strstr(status_message(), "UTF-8"),
+           "invalid UTF-8 must name file and line: '%s'", status_message());
     unlink(path);
-    EXPECT(!bleu_read_lines(path, &l, err, sizeof err) && strstr(err, path),
-           "missing file must be named: '%s'", err);
+    EXPECT(bleu_read_lines(path, &l) < 0 && strstr(status_message(), path),
+           "missing file must be named: '%s'", status_message());
 }
 
 static void test_python_repr(void) {

@@ -8,8 +8,10 @@
  * NumPy random stream and float32 arithmetic). The bleu_format_* / bleu_print_* functions print
  * what the sacrebleu command prints, as text or JSON.
  *
- * Files: bleu.c (tokenizers, statistics, scores), bleu_paired.c (bootstrap test),
- * bleu_format.c (signatures and output), bleu_io.c (reading files like sacreBLEU). */
+ * Files: bleu_metrics.c (segment statistics, scores), bleu_tokenize.c (sacreBLEU's
+ * preprocessing and tokenizers), bleu_ngram.c (token and n-gram tables), bleu_paired.c
+ * (bootstrap test), bleu_format.c (signatures and output). Reading files: bleu_io.h; the
+ * references and systems of a command-line run: bleu_inputs.h. */
 #ifndef NMT_BLEU_H
 #define NMT_BLEU_H
 
@@ -141,23 +143,5 @@ typedef struct BleuSystemsReport {
 } BleuSystemsReport;
 
 void bleu_print_systems(FILE *out, const BleuSystemsReport *r, BleuFormat format);
-
-/* ---- reading files (bleu_io.c) ---- */
-
-typedef struct BleuLines {
-    char **lines; /* UTF-8, each rstripped like Python's str.rstrip() */
-    long n;
-} BleuLines;
-
-/* Reads a text file (gzip if the name ends in .gz) as sacreBLEU does: UTF-8, split at '\n'
- * only, each line rstripped. On failure returns false with a message naming the file, line and
- * problem in err. */
-bool bleu_read_lines(const char *path, BleuLines *out, char *err, size_t errlen);
-/* Reads all of a stream as Python's text-mode stdin does (universal newlines: \n, \r\n, \r),
- * without stripping. */
-bool bleu_read_stream_lines(FILE *f, const char *name, BleuLines *out, char *err, size_t errlen);
-/* Python's str.rstrip() in place; returns s. */
-char *bleu_rstrip(char *s);
-void bleu_lines_free(BleuLines *l);
 
 #endif

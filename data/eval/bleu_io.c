@@ -1,40 +1,34 @@
 /* bleu_io.c: reading hypothesis and reference files the way sacreBLEU does: UTF-8 text (gzip when
  * the name ends in .gz), one segment per '\n'-terminated line, every line rstripped with Python's
  * notion of whitespace. Standard input follows Python's universal newlines instead. */
+#include "bleu_io.h"
+
 #include <errno.h>
-#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "bleu.h"
 #include "check.h"
+#include "status.h"
 #include "unicode.h"
-
-static bool fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 static bool ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* The whole content of a file (decompressed for .gz) in *data (NUL-terminated), *len bytes. */
-static bool read_all(const char *path, char **data, size_t *len, char *err, size_t errlen) {
+/* The whole content of a file (decompressed for .gz) in *data (NUL-terminated), *len bytes.
+ * 0, or -1 (status_fail). */
+static int read_all(const char *path, char **data, size_t *len) {
     size_t cap = 1 << 16, n = 0;
     char *buf = xmalloc(cap);
     if (ends_with(path, ".gz")) {
         gzFile gz = gzopen(path, "rb");
         if (!gz) {
             free(buf);
-            return fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+            return status_fail("cannot open '%s': %s", path, strerror(errno));
         }
         for (;;) {
             if (cap - n < (1 << 16)) buf = xrealloc(buf, cap *= 2);
@@ -42,10 +36,10 @@ static bool read_all(const char *path, char **data, size_t *len, char *err, size
             if (got < 0) {
                 int code;
                 const char *msg = gzerror(gz, &code);
-                bool ok = fail(err, errlen, "cannot read gzip file '%s': %s", path, msg);
+                int rc = status_fail("cannot read gzip file '%s': %s", path, msg);
                 gzclose(gz);
                 free(buf);
-                return ok;
+                return rc;
             }
             if (got == 0) break;
             n += (size_t)got;
@@ -55,7 +49,7 @@ static bool read_all(const char *path, char **data, size_t *len, char *err, size
         FILE *f = fopen(path, "rb");
         if (!f) {
             free(buf);
-            return fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+            return status_fail("cannot open '%s': %s", path, strerror(errno));
         }
         for (;;) {
             if (cap - n < (1 << 16)) buf = xrealloc(buf, cap *= 2);
@@ -67,13 +61,13 @@ static bool read_all(const char *path, char **data, size_t *len, char *err, size
         fclose(f);
         if (bad) {
             free(buf);
-            return fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+            return status_fail("cannot read '%s': %s", path, strerror(errno));
         }
     }
     buf[n] = '\0';
     *data = buf;
     *len = n;
-    return true;
+    return 0;
 }
 
 char *bleu_rstrip(char *s) {
@@ -101,46 +95,45 @@ static void lines_push(BleuLines *l, size_t *cap, const char *s, size_t len) {
     l->lines[l->n++] = line;
 }
 
-/* Checks that a line is text Python would read: valid UTF-8 without NUL bytes. */
-static bool check_line(const char *name, long lineno, const char *s, size_t len, char *err,
-                       size_t errlen) {
+/* Checks that a line is text Python would read: valid UTF-8 without NUL bytes. 0, or -1
+ * (status_fail). */
+static int check_line(const char *name, long lineno, const char *s, size_t len) {
     const char *nul = memchr(s, '\0', len);
     if (nul)
-        return fail(err, errlen, "%s: line %ld: contains a NUL byte (at byte %zu)", name, lineno,
-                    (size_t)(nul - s) + 1);
+        return status_fail("%s: line %ld: contains a NUL byte (at byte %zu)", name, lineno,
+                           (size_t)(nul - s) + 1);
     uint32_t *cps = xmalloc((len + 1) * sizeof *cps);
     size_t bad;
     long n = utf8_decode(s, len, cps, &bad);
     free(cps);
     if (n < 0)
-        return fail(err, errlen, "%s: line %ld: not valid UTF-8 (byte %zu, value 0x%02X)", name,
-                    lineno, bad + 1, (unsigned char)s[bad]);
-    return true;
+        return status_fail("%s: line %ld: not valid UTF-8 (byte %zu, value 0x%02X)", name, lineno,
+                           bad + 1, (unsigned char)s[bad]);
+    return 0;
 }
 
-bool bleu_read_lines(const char *path, BleuLines *out, char *err, size_t errlen) {
+int bleu_read_lines(const char *path, BleuLines *out) {
     memset(out, 0, sizeof *out);
     char *data = NULL;
     size_t len = 0, cap = 0;
-    if (!read_all(path, &data, &len, err, errlen)) return false;
+    if (read_all(path, &data, &len) < 0) return -1;
     for (size_t start = 0; start < len;) {
         const char *nl = memchr(data + start, '\n', len - start);
         size_t end = nl ? (size_t)(nl - data) : len;
-        if (!check_line(path, out->n + 1, data + start, end - start, err, errlen)) {
+        if (check_line(path, out->n + 1, data + start, end - start) < 0) {
             free(data);
             bleu_lines_free(out);
-            return false;
+            return -1;
         }
         lines_push(out, &cap, data + start, end - start);
         bleu_rstrip(out->lines[out->n - 1]);
         start = end + 1;
     }
     free(data);
-    return true;
+    return 0;
 }
 
-bool bleu_read_stream_lines(FILE *f, const char *name, BleuLines *out, char *err,
-                            size_t errlen) {
+int bleu_read_stream_lines(FILE *f, const char *name, BleuLines *out) {
     memset(out, 0, sizeof *out);
     size_t cap = 1 << 16, len = 0, lines_cap = 0;
     char *data = xmalloc(cap);
@@ -152,22 +145,22 @@ bool bleu_read_stream_lines(FILE *f, const char *name, BleuLines *out, char *err
     }
     if (ferror(f)) {
         free(data);
-        return fail(err, errlen, "cannot read %s: %s", name, strerror(errno));
+        return status_fail("cannot read %s: %s", name, strerror(errno));
     }
     for (size_t start = 0; start < len;) {
         size_t end = start;
         while (end < len && data[end] != '\n' && data[end] != '\r') end++;
-        if (!check_line(name, out->n + 1, data + start, end - start, err, errlen)) {
+        if (check_line(name, out->n + 1, data + start, end - start) < 0) {
             free(data);
             bleu_lines_free(out);
-            return false;
+            return -1;
         }
         lines_push(out, &lines_cap, data + start, end - start);
         if (end + 1 < len && data[end] == '\r' && data[end + 1] == '\n') end++;
         start = end + 1;
     }
     free(data);
-    return true;
+    return 0;
 }
 
 void bleu_lines_free(BleuLines *l) {

@@ -1,9 +1,9 @@
 /* cmd_bleu.c: `nmt bleu REF [REF ...] [-i HYP [HYP ...]]`, a drop-in for the sacrebleu 2.6.0
  * command line on plain files: BLEU (13a/intl/none tokenization, optional lowercasing), chrF and
  * chrF++, text or JSON output, several systems in a table, and the paired bootstrap test against a
- * baseline. It reads and checks the files as sacreBLEU does (bleu_io.c), scores through the
- * data/eval/bleu.h library and prints what sacrebleu prints. */
-#include <stdarg.h>
+ * baseline. The options are parsed here; the files and stdin columns are read and checked by
+ * data/eval/bleu_inputs.h, scored through data/eval/bleu.h, and what sacrebleu prints is printed
+ * here, errors included ("nmt bleu: MESSAGE", exit 1, or 17 after sacreBLEU's FATAL ones). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +12,12 @@
 
 #include "args.h"
 #include "bleu.h"
+#include "bleu_inputs.h"
 #include "check.h"
 #include "cmd.h"
+#include "status.h"
 
-enum { MAX_METRICS = 2, DEFAULT_PAIRED_BS_N = 1000, ERR_LEN = 1024 };
+enum { MAX_METRICS = 2, DEFAULT_PAIRED_BS_N = 1000 };
 
 typedef struct BleuCli {
     const char **refs; /* reference files, in order */
@@ -93,7 +95,8 @@ static char **split_equals(int argc, char **argv, int *out_argc) {
             out[n++] = xstrdup(argv[i]);
             continue;
         }
-        out[n++] = strndup(argv[i], (size_t)(eq - argv[i]));
+        out[n] = xstrdup(argv[i]); /* the option name: cut at the '=' */
+        out[n++][eq - argv[i]] = '\0';
         out[n++] = xstrdup(eq + 1);
     }
     *out_argc = n;
@@ -202,149 +205,64 @@ static void parse_args(int argc, char **argv, BleuCli *a) {
     if (env_format && !strcasecmp(env_format, "text")) a->format = BLEU_FORMAT_TEXT;
 }
 
-static _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static _Noreturn void die(int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "nmt bleu: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(code);
+/* sacreBLEU's exit codes: 1 for an error, 17 after a FATAL message on malformed input. */
+enum { EXIT_ERROR = 1, EXIT_SACREBLEU_FATAL = 17 };
+
+/* Prints the failure status_fail() left, as sacrebleu words it, and returns the exit code. */
+static int failed(int code) {
+    fprintf(stderr, "nmt bleu: %s%s\n", code == EXIT_SACREBLEU_FATAL ? "FATAL: " : "",
+            status_message());
+    return code;
 }
 
-/* The reference streams (one per file, or -nr tab-separated columns of one file). */
-typedef struct RefStreams {
-    BleuLines *files;
-    int nfiles;
-    int nstreams;
-    const char ***lines; /* (nstreams) each (n) */
-    const char **names;  /* (nstreams) file each stream came from */
-    long n;
-} RefStreams;
-
-static void read_refs(const BleuCli *a, RefStreams *r) {
-    char err[ERR_LEN];
-    r->nfiles = a->nref_files;
-    r->files = xcalloc((size_t)r->nfiles, sizeof *r->files);
-    for (int f = 0; f < r->nfiles; f++)
-        if (!bleu_read_lines(a->refs[f], &r->files[f], err, sizeof err)) die(1, "%s", err);
-    r->nstreams = a->num_refs > r->nfiles ? a->num_refs : r->nfiles;
-    r->lines = xcalloc((size_t)r->nstreams, sizeof *r->lines);
-    r->names = xcalloc((size_t)r->nstreams, sizeof *r->names);
-    if (a->num_refs == 1) {
-        for (int f = 0; f < r->nfiles; f++) {
-            r->lines[f] = (const char **)r->files[f].lines;
-            r->names[f] = a->refs[f];
-        }
-        r->n = r->files[0].n;
-        return;
-    }
-    /* One file, each line split on its first num_refs - 1 tabs. */
-    BleuLines *src = &r->files[0];
-    r->n = src->n;
-    for (int k = 0; k < r->nstreams; k++) {
-        r->lines[k] = xcalloc((size_t)(src->n ? src->n : 1), sizeof **r->lines);
-        r->names[k] = a->refs[0];
-    }
-    for (long i = 0; i < src->n; i++) {
-        char *field = src->lines[i];
-        int k = 0;
-        for (; k < a->num_refs; k++) {
-            r->lines[k][i] = field;
-            char *tab = k + 1 < a->num_refs ? strchr(field, '\t') : NULL;
-            if (!tab) break;
-            *tab = '\0';
-            field = tab + 1;
-        }
-        int found = k < a->num_refs ? k + 1 : a->num_refs;
-        if (found != a->num_refs)
-            die(17, "FATAL: %s: line %ld: expected %d fields, but found %d.", a->refs[0], i + 1,
-                a->num_refs, found);
-    }
+/* The checks sacrebleu makes of its arguments before reading anything. 0, or -1 (status_fail). */
+static int check_args(const BleuCli *a) {
+    if (a->nref_files == 0)
+        return status_fail("I need reference files: give them before the -i/--input argument "
+                           "(sacreBLEU test sets (-t) are not supported).");
+    if (a->num_refs != 1 && a->nref_files > 1)
+        return status_fail("The --num-refs argument allows you to provide any number of "
+                           "tab-delimited references in a single file; you cannot then provide "
+                           "multiple reference files.");
+    return 0;
 }
 
-/* The systems: one per -i file, or the tab-separated columns of stdin. */
-typedef struct Systems {
-    int n;
-    char **names;      /* (n) as printed ("Baseline: ..." for the paired baseline) */
-    const char **files; /* (n) where each came from, for messages */
-    BleuLines *lines;  /* (n) */
-} Systems;
-
-static void read_stdin_systems(Systems *s) {
-    char err[ERR_LEN];
-    BleuLines in;
-    if (!bleu_read_stream_lines(stdin, "<stdin>", &in, err, sizeof err)) die(1, "%s", err);
-    if (in.n == 0) { /* readline() of an empty stream is one empty line */
-        in.lines = xmalloc(sizeof *in.lines);
-        in.lines[0] = xstrdup("");
-        in.n = 1;
-    }
-    /* The first line fixes the number of systems; its fields are not rstripped, later ones are. */
-    bleu_rstrip(in.lines[0]);
-    s->n = 1;
-    for (const char *p = in.lines[0]; *p; p++) s->n += *p == '\t';
-    s->names = xcalloc((size_t)s->n, sizeof *s->names);
-    s->files = xcalloc((size_t)s->n, sizeof *s->files);
-    s->lines = xcalloc((size_t)s->n, sizeof *s->lines);
-    for (int k = 0; k < s->n; k++) {
-        char name[32];
-        snprintf(name, sizeof name, "System %d", k + 1);
-        s->names[k] = xstrdup(name);
-        s->files[k] = "<stdin>";
-        s->lines[k].lines = xcalloc((size_t)in.n, sizeof(char *));
-    }
-    for (long i = 0; i < in.n; i++) {
-        char *line = i ? bleu_rstrip(in.lines[i]) : in.lines[i];
-        int k = 0;
-        for (char *field = line;; k++) {
-            char *tab = strchr(field, '\t');
-            if (tab) *tab = '\0';
-            if (k < s->n) {
-                char *copy = xstrdup(field);
-                s->lines[k].lines[i] = i ? bleu_rstrip(copy) : copy;
-            }
-            if (!tab) break;
-            field = tab + 1;
-        }
-        if (k + 1 != s->n)
-            die(17, "FATAL: the number of tab-delimited fields in the input stream differ across "
-                    "lines (line %ld has %d, the first line %d).", i + 1, k + 1, s->n);
-        for (k = 0; k < s->n; k++) s->lines[k].n = i + 1;
-    }
-    bleu_lines_free(&in);
+/* The reference streams; returns 0 or the exit code after printing the error. */
+static int read_refs(const BleuCli *a, BleuRefs *r) {
+    if (bleu_refs_read(r, a->refs, a->nref_files) < 0) return failed(EXIT_ERROR);
+    if (a->num_refs != 1 && bleu_refs_split_columns(r, a->num_refs) < 0)
+        return failed(EXIT_SACREBLEU_FATAL);
+    return 0;
 }
 
-static void read_file_systems(const BleuCli *a, Systems *s) {
-    char err[ERR_LEN];
-    s->names = xcalloc((size_t)a->ninputs, sizeof *s->names);
-    s->files = xcalloc((size_t)a->ninputs, sizeof *s->files);
-    s->lines = xcalloc((size_t)a->ninputs, sizeof *s->lines);
+/* The systems: one per -i file, or the tab-separated columns of stdin; returns 0 or the exit
+ * code after printing the error. */
+static int read_systems(const BleuCli *a, BleuSystems *s) {
+    if (!a->inputs) {
+        BleuLines in;
+        if (bleu_read_stream_lines(stdin, "<stdin>", &in) < 0) return failed(EXIT_ERROR);
+        int rc = bleu_systems_from_columns(s, &in, "<stdin>");
+        bleu_lines_free(&in);
+        return rc < 0 ? failed(EXIT_SACREBLEU_FATAL) : 0;
+    }
     for (int f = 0; f < a->ninputs; f++) {
         const char *name = a->inputs[f];
-        bool dup = false;
-        for (int k = 0; k < s->n; k++) dup |= !strcmp(s->names[k], name);
-        if (dup && a->paired_bs && !strcmp(name, s->names[0])) {
+        if (a->paired_bs && s->n && !strcmp(name, s->names[0])) {
             fprintf(stderr, "nmt bleu: Ignoring '%s' as it was also given as the baseline.\n",
                     name);
             continue;
         }
-        if (dup) die(1, "'%s' already used to name a system.", name);
-        if (!bleu_read_lines(name, &s->lines[s->n], err, sizeof err)) die(1, "%s", err);
-        s->names[s->n] = xstrdup(name);
-        s->files[s->n++] = name;
+        if (bleu_systems_add_file(s, name) < 0) return failed(EXIT_ERROR);
     }
+    return 0;
 }
 
-static void check_lengths(const Systems *s, const RefStreams *r) {
-    for (int k = 0; k < s->n; k++) {
-        if (s->lines[k].n == 0) die(1, "%s contains no sentence.", s->files[k]);
-        for (int j = 0; j < r->nstreams; j++)
-            if (s->lines[k].n != r->n)
-                die(1, "System and reference streams have different lengths: %s has %ld lines, "
-                       "%s has %ld.", s->files[k], s->lines[k].n, r->names[j], r->n);
-    }
+/* What sacrebleu requires of the systems given. 0, or -1 (status_fail). */
+static int check_systems(const BleuCli *a, const BleuSystems *s) {
+    if (s->n == 0) return status_fail("-i/--input needs at least one file.");
+    if (a->paired_bs && s->n == 1)
+        return status_fail("Paired tests require multiple input systems given to --input (-i).");
+    return 0;
 }
 
 static BleuMetric make_metric(const BleuCli *a, const char *name) {
@@ -372,7 +290,7 @@ static void warn_tokenized(const BleuLines *hyps) {
 }
 
 static void corpus_stats(const BleuCli *a, const BleuMetric *m, const BleuLines *hyps,
-                         const RefStreams *r, BleuCorpusStats *out) {
+                         const BleuRefs *r, BleuCorpusStats *out) {
     if (m->kind == BLEU_METRIC_BLEU && !a->force) warn_tokenized(hyps);
     /* Every reference stream has a line for every segment here, so there is always one. */
     CHECK(bleu_corpus_stats(m, (const char *const *)hyps->lines,
@@ -380,24 +298,26 @@ static void corpus_stats(const BleuCli *a, const BleuMetric *m, const BleuLines 
           "segment %ld has no reference", out->no_reference + 1);
 }
 
-/* The seed of the bootstrap ($SACREBLEU_SEED, 12345 by default; "none" draws one). */
-static uint64_t bootstrap_seed(char *text, size_t cap) {
+/* The seed of the bootstrap ($SACREBLEU_SEED, 12345 by default; "none" draws one) in *seed and
+ * as the signature shows it in text. 0, or -1 (status_fail) for a malformed $SACREBLEU_SEED. */
+static int bootstrap_seed(uint64_t *seed, char *text, size_t cap) {
     const char *env = getenv("SACREBLEU_SEED");
     if (!env) env = "12345";
     if (!strcasecmp(env, "none")) {
         snprintf(text, cap, "none");
         FILE *f = xfopen("/dev/urandom", "rb");
-        uint64_t seed = 0;
-        CHECK(fread(&seed, sizeof seed, 1, f) == 1, "cannot read /dev/urandom");
+        CHECK(fread(seed, sizeof *seed, 1, f) == 1, "cannot read /dev/urandom");
         fclose(f);
-        return seed;
+        return 0;
     }
     char *end;
-    unsigned long long seed = strtoull(env, &end, 10);
+    unsigned long long value = strtoull(env, &end, 10);
     if (end == env || *end || env[0] == '-')
-        die(1, "SACREBLEU_SEED must be a non-negative integer or 'none', not '%s'", env);
-    snprintf(text, cap, "%llu", seed);
-    return seed;
+        return status_fail("SACREBLEU_SEED must be a non-negative integer or 'none', not '%s'",
+                           env);
+    snprintf(text, cap, "%llu", value);
+    *seed = value;
+    return 0;
 }
 
 /* The metrics in the order they are reported: sorted by name (BLEU before chrF) as sacreBLEU
@@ -415,7 +335,7 @@ static int metric_order(const BleuCli *a, bool as_given, const char **order) {
     return n;
 }
 
-static int run_single(const BleuCli *a, const Systems *s, const RefStreams *r) {
+static int run_single(const BleuCli *a, const BleuSystems *s, const BleuRefs *r) {
     const char *order[MAX_METRICS];
     int n = metric_order(a, false, order);
     char *lines[MAX_METRICS];
@@ -437,12 +357,13 @@ static int run_single(const BleuCli *a, const Systems *s, const RefStreams *r) {
     return 0;
 }
 
-static int run_systems(const BleuCli *a, const Systems *s, const RefStreams *r) {
+/* Several systems: a table of scores, or with --paired-bs the bootstrap test drawn from seed
+ * (seed_text as the signature shows it). */
+static int run_systems(const BleuCli *a, const BleuSystems *s, const BleuRefs *r, uint64_t seed,
+                       const char *seed_text) {
     const char *order[MAX_METRICS];
     int nm = metric_order(a, a->paired_bs, order);
     int n_samples = a->paired_bs_n > 0 ? a->paired_bs_n : DEFAULT_PAIRED_BS_N;
-    char seed_text[32] = "";
-    uint64_t seed = a->paired_bs ? bootstrap_seed(seed_text, sizeof seed_text) : 0;
 
     char names[MAX_METRICS][32], sigs[MAX_METRICS][256];
     const char *name_ptrs[MAX_METRICS], *sig_ptrs[MAX_METRICS];
@@ -493,56 +414,33 @@ static int run_systems(const BleuCli *a, const Systems *s, const RefStreams *r) 
     return 0;
 }
 
+/* Reads, checks and scores what the arguments name; returns the exit code. */
+static int run(const BleuCli *a, BleuRefs *refs, BleuSystems *systems) {
+    if (check_args(a) < 0) return failed(EXIT_ERROR);
+    int rc = read_refs(a, refs);
+    if (!rc) rc = read_systems(a, systems);
+    if (rc) return rc;
+    if (check_systems(a, systems) < 0) return failed(EXIT_ERROR);
+    if (a->paired_bs) bleu_systems_name_paired(systems);
+    if (bleu_systems_check(systems, refs) < 0) return failed(EXIT_ERROR);
+    if (systems->n == 1) return run_single(a, systems, refs);
+    char seed_text[32] = "";
+    uint64_t seed = 0;
+    if (a->paired_bs && bootstrap_seed(&seed, seed_text, sizeof seed_text) < 0)
+        return failed(EXIT_ERROR);
+    return run_systems(a, systems, refs, seed, seed_text);
+}
+
 int cmd_bleu(int argc, char **argv) {
     int nargs;
     char **args = split_equals(argc, argv, &nargs);
     BleuCli a;
     parse_args(nargs, args, &a);
-    if (a.nref_files == 0)
-        die(1, "I need reference files: give them before the -i/--input argument "
-               "(sacreBLEU test sets (-t) are not supported).");
-    if (a.num_refs != 1 && a.nref_files > 1)
-        die(1, "The --num-refs argument allows you to provide any number of tab-delimited "
-               "references in a single file; you cannot then provide multiple reference files.");
-    RefStreams refs = {0};
-    read_refs(&a, &refs);
-    Systems systems = {0};
-    if (a.inputs) read_file_systems(&a, &systems);
-    else read_stdin_systems(&systems);
-    if (systems.n == 0) die(1, "-i/--input needs at least one file.");
-    if (a.paired_bs) {
-        if (systems.n == 1)
-            die(1, "Paired tests require multiple input systems given to --input (-i).");
-        if (a.inputs) {
-            char *named = xmalloc(strlen(systems.names[0]) + 11);
-            sprintf(named, "Baseline: %s", systems.names[0]);
-            free(systems.names[0]);
-            systems.names[0] = named;
-        } else {
-            for (int k = 0; k < systems.n; k++) {
-                char name[32];
-                if (k) snprintf(name, sizeof name, "System %d", k);
-                else snprintf(name, sizeof name, "Baseline");
-                free(systems.names[k]);
-                systems.names[k] = xstrdup(name);
-            }
-        }
-    }
-    check_lengths(&systems, &refs);
-    int rc = systems.n == 1 ? run_single(&a, &systems, &refs) : run_systems(&a, &systems, &refs);
-    for (int k = 0; k < systems.n; k++) {
-        bleu_lines_free(&systems.lines[k]);
-        free(systems.names[k]);
-    }
-    free(systems.names);
-    free(systems.files);
-    free(systems.lines);
-    if (a.num_refs != 1)
-        for (int k = 0; k < refs.nstreams; k++) free(refs.lines[k]);
-    for (int f = 0; f < refs.nfiles; f++) bleu_lines_free(&refs.files[f]);
-    free(refs.files);
-    free(refs.lines);
-    free(refs.names);
+    BleuRefs refs = {0};
+    BleuSystems systems = {0};
+    int rc = run(&a, &refs, &systems);
+    bleu_systems_free(&systems);
+    bleu_refs_free(&refs);
     free(a.refs);
     for (int i = 0; i < nargs; i++) free(args[i]);
     free(args);

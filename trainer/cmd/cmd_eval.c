@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "bleu.h"
+#include "bleu_io.h"
 #include "check.h"
 #include "cmd.h"
 #include "files.h"
