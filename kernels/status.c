@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local char message[1024];
+static _Thread_local char message[4096];  // room for messages naming two long paths
 
 int status_fail(const char *fmt, ...) {
     va_list ap;
