@@ -56,7 +56,7 @@ int bench_decode(int argc, char **argv) {
         }
     }
     args_config_finish(cmd, &cfg);
-    const GemmImpl *gemm = gemm_select(cfg.train.gemm);
+    const GemmImpl *gemm = gemm_select(gemm_backend_name(cfg.train.gemm));
     if (cfg.model.vocab_size <= 0) args_usage_error(cmd, "the config must set model.vocab_size");
     const int V = cfg.model.vocab_size;
     Model m;
@@ -97,20 +97,21 @@ int bench_decode(int argc, char **argv) {
         double dt = now_seconds() - t0, gflops = flops / dt / 1e9;
         const char *mode = k == 1 ? "greedy" : "beam";
         if (json)
-            printf("{\"bench\":\"decode\",\"attention\":\"%s\",\"dk\":%d,\"mode\":\"%s\",\"beam\":%d,"
-                   "\"sentences\":%d,\"batch\":%d,\"out_len\":%d,\"threads\":%d,\"seconds\":%.3f,"
-                   "\"sentences_per_s\":%.1f,\"tokens_per_s\":%.0f,\"gflop\":%.3f,\"gflops\":%.2f,"
-                   "\"pct_peak\":%.1f,\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"}\n",
-                   cfg.model.attention, config_model_dk(&cfg.model), mode, k, n_sent, batch, len,
-                   m.nthreads, dt, n_sent / dt, tokens / dt, flops / 1e9, gflops,
-                   100.0 * gflops / peak.gflops, peak.gflops, peak.isa, cpu_build_arch());
+            printf(
+                "{\"bench\":\"decode\",\"attention\":\"%s\",\"dk\":%d,\"mode\":\"%s\",\"beam\":%d,"
+                "\"sentences\":%d,\"batch\":%d,\"out_len\":%d,\"threads\":%d,\"seconds\":%.3f,"
+                "\"sentences_per_s\":%.1f,\"tokens_per_s\":%.0f,\"gflop\":%.3f,\"gflops\":%.2f,"
+                "\"pct_peak\":%.1f,\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"}\n",
+                attention_mode_name(cfg.model.attention), config_model_dk(&cfg.model), mode, k,
+                n_sent, batch, len, m.nthreads, dt, n_sent / dt, tokens / dt, flops / 1e9, gflops,
+                100.0 * gflops / peak.gflops, peak.gflops, peak.isa, cpu_build_arch());
         else
             printf("decode %-6s beam %-2d %s attention (dk %d): %d sentences in %.2f s = %.1f "
                    "sentences/s, %.0f tokens/s, %.1f GFLOP/s = %.1f%% of the FMA peak (batch %d, "
                    "%d tokens out, %d threads)\n",
-                   mode, k, cfg.model.attention, config_model_dk(&cfg.model), n_sent, dt,
-                   n_sent / dt, tokens / dt, gflops, 100.0 * gflops / peak.gflops, batch, len,
-                   m.nthreads);
+                   mode, k, attention_mode_name(cfg.model.attention), config_model_dk(&cfg.model),
+                   n_sent, dt, n_sent / dt, tokens / dt, gflops, 100.0 * gflops / peak.gflops,
+                   batch, len, m.nthreads);
         fflush(stdout);
         free(out), free(out_len), free(score);
         decode_free(&st);

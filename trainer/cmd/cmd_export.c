@@ -13,6 +13,7 @@
 #include "check.h"
 #include "checkpoint.h"
 #include "cmd.h"
+#include "status.h"
 
 static void usage(FILE *out) {
     fprintf(out, "usage: nmt export -m CHECKPOINT --format safetensors -o OUTPUT\n\n"
@@ -71,8 +72,7 @@ int cmd_export(int argc, char **argv) {
     if (!model || !output) args_usage_error(cmd, "-m CHECKPOINT and -o OUTPUT are required");
     if (strcmp(format, "safetensors")) args_usage_error(cmd, "unknown format '%s' (safetensors)", format);
     Checkpoint ck;
-    char err[1024];
-    if (checkpoint_load(model, &ck, err, sizeof err)) FATAL("%s", err);
+    if (checkpoint_load(model, &ck)) FATAL("%s", status_message());
     size_t cap = 1 << 16, len = 0;
     char *h = xmalloc(cap);
     append(&h, &len, &cap, "{\"__metadata__\":{\"format\":\"pt\",\"producer\":\"nmt\",\"config\":");
