@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "bench.h"
+#include "check.h"
 #include "config.h"
 #include "cpu.h"
 #include "flops.h"
@@ -63,8 +64,8 @@ int bench_decode(int argc, char **argv) {
     model_build(&m, &cfg.model, V);
     model_init_params(&m, (uint64_t)cfg.train.seed);
     model_plan(&m, batch * len, len + 1);
-    int32_t *src = malloc(sizeof(int32_t) * n_sent * len);
-    int *src_len = malloc(sizeof(int) * n_sent);
+    int32_t *src = xmalloc(sizeof(int32_t) * n_sent * len);
+    int *src_len = xmalloc(sizeof(int) * n_sent);
     Rng r = rng_init(1, 5);
     for (int i = 0; i < n_sent * len; i++) src[i] = 4 + (int32_t)rng_below(&r, V - 4);
     for (int s = 0; s < n_sent; s++) src_len[s] = len;
@@ -80,9 +81,9 @@ int bench_decode(int argc, char **argv) {
         DecodeCapacity cap = {batch, k, batch * len, batch * k * len, len};
         decode_init(&st, &m, &cap);
         SearchOptions o = {k, 0.6f, true, 0.0f, len, len};
-        int32_t *out = malloc(sizeof(int32_t) * batch * (len + 1));
-        int *out_len = malloc(sizeof(int) * batch);
-        float *score = malloc(sizeof(float) * batch);
+        int32_t *out = xmalloc(sizeof(int32_t) * batch * (len + 1));
+        int *out_len = xmalloc(sizeof(int) * batch);
+        float *score = xmalloc(sizeof(float) * batch);
         SearchResult res = {out, len + 1, out_len, score};
         search_batch(&st, &c, &o, src, src_len, batch < 8 ? batch : 8, len, &res);  // warm-up
         double t0 = now_seconds();

@@ -12,6 +12,7 @@
 
 #include "args.h"
 #include "bench.h"
+#include "check.h"
 #include "config.h"
 #include "cpu.h"
 #include "flops.h"
@@ -78,14 +79,14 @@ int bench_train(int argc, char **argv) {
     const FmaPeak peak = fma_peak_measure(m.nthreads);
 
     enum { NBATCH = 4 };  // a few distinct batches, cycled
-    int32_t *tok = malloc(sizeof(int32_t) * NBATCH * 3 * B * len);
-    int *lens = malloc(sizeof(int) * B);
+    int32_t *tok = xmalloc(sizeof(int32_t) * NBATCH * 3 * B * len);
+    int *lens = xmalloc(sizeof(int) * B);
     Rng r = rng_init((uint64_t)cfg.train.seed, 99);
     for (long i = 0; i < (long)NBATCH * 3 * B * len; i++) tok[i] = 4 + (int32_t)rng_below(&r, V - 4);
     for (int b = 0; b < B; b++) lens[b] = len;
     AdamHyper h = {cfg.train.beta1, cfg.train.beta2, cfg.train.eps, cfg.train.weight_decay};
     Ctx c = {gemm, (uint64_t)cfg.train.seed, 0, true};
-    double *step_s = calloc(steps, sizeof(double)), phase[PHASE_COUNT] = {0}, opt_s = 0;
+    double *step_s = xcalloc(steps, sizeof(double)), phase[PHASE_COUNT] = {0}, opt_s = 0;
     for (int it = 0; it < warmup + steps; it++) {
         const int32_t *t = tok + (size_t)(it % NBATCH) * 3 * B * len;
         ModelBatch batch = {B, len, len, t, t + B * len, t + 2 * B * len, lens, lens};
