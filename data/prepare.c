@@ -129,10 +129,6 @@ static void check_spec(const DataConfig *s) {
     CHECK(s->vocab_size > 260,
           "data.vocab_size is %d; it must exceed 260 (4 special and 256 byte pieces come first)",
           s->vocab_size);
-    CHECK(s->spm_model_type &&
-              (!strcmp(s->spm_model_type, "unigram") || !strcmp(s->spm_model_type, "bpe")),
-          "data.spm_model_type is '%s'; expected unigram or bpe",
-          s->spm_model_type ? s->spm_model_type : "");
     CHECK(s->character_coverage > 0 && s->character_coverage <= 1,
           "data.character_coverage is %g; expected a value in (0, 1]", s->character_coverage);
     CHECK(s->spm_input_sentences >= 0, "data.spm_input_sentences is %d; expected >= 0 (0 = all)",
@@ -165,7 +161,7 @@ static void compute_keys(Prep *p) {
         strbuf_addf(&text, "\n");
         if (split == SPLIT_TRAIN) {  // everything the SentencePiece model depends on
             strbuf_addf(&text, "vocab_size=%d type=%s coverage=%.17g sentences=%d seed=%llu\n",
-                      s->vocab_size, s->spm_model_type, s->character_coverage,
+                      s->vocab_size, spm_model_type_name(s->spm_model_type), s->character_coverage,
                       s->spm_input_sentences, (unsigned long long)s->seed);
             snprintf(p->spm_key, sizeof p->spm_key, "%016llx",
                      (unsigned long long)hash64(text.s, text.len, 0));
@@ -329,7 +325,7 @@ static void train_spm(Prep *p) {
     const DataConfig *s = p->spec;
     SpmTrainOptions opt = {
         .vocab_size = s->vocab_size,
-        .model_type = s->spm_model_type,
+        .model_type = spm_model_type_name(s->spm_model_type),
         .character_coverage = s->character_coverage,
         .input_sentences = 0,  // the reservoir has sampled already
         .seed = (uint32_t)s->seed,
@@ -339,14 +335,14 @@ static void train_spm(Prep *p) {
     fprintf(stderr, 
         "prepare: training SentencePiece (%s, %d pieces, coverage %g) on %ld sentences "
         "sampled from %llu\n",
-        s->spm_model_type, s->vocab_size, s->character_coverage, p->sample.count,
+        spm_model_type_name(s->spm_model_type), s->vocab_size, s->character_coverage, p->sample.count,
         (unsigned long long)p->sample.seen);
     double t0 = now_seconds();
     char *model = NULL;
     size_t len = 0;
     if (spm_train(&opt, reservoir_next, &p->sample, &model, &len) != 0)
         FATAL("%s (data.vocab_size %d, data.spm_model_type %s)", status_message(), s->vocab_size,
-              s->spm_model_type);
+              spm_model_type_name(s->spm_model_type));
     p->spm_seconds = now_seconds() - t0;
     char *path = path_join(s->dir, PREPARE_SPM_MODEL);
     atomic_write_file(path, model, len);
@@ -503,7 +499,8 @@ static void write_manifest(const Prep *p, bool spm_reused) {
               "\"data.character_coverage\": %.17g, \"data.spm_input_sentences\": %d, "
               "\"data.max_len\": %d, \"data.max_len_ratio\": %.17g, \"data.min_len\": %d, "
               "\"data.seed\": %llu},\n",
-              s->vocab_size, s->spm_model_type, s->character_coverage, s->spm_input_sentences,
+              s->vocab_size, spm_model_type_name(s->spm_model_type), s->character_coverage,
+              s->spm_input_sentences,
               s->max_len, s->max_len_ratio, s->min_len, (unsigned long long)s->seed);
     strbuf_addf(&m,
               "  \"spm\": {\"file\": \"%s\", \"bytes\": %zu, \"fingerprint\": \"%016llx\", "

@@ -1,7 +1,8 @@
 // spm.cc: the extern "C" shim of spm.h over sentencepiece::SentencePieceTrainer and
 // SentencePieceProcessor (0.1.97, compiled as C++17: its header maps absl::string_view to
 // std::string_view). Only the Status-returning API is used, and every entry point runs inside
-// guard(), which turns any C++ exception into a status and a message.
+// guard(), which turns any C++ exception into a status and a message. Buffers handed to C (freed
+// with free()) come from the x* wrappers of check.h: running out of memory is fatal, as everywhere.
 #include "spm.h"
 
 #include <sentencepiece_processor.h>
@@ -17,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "check.h"
 #include "status.h"
 
 struct SpmModel {
@@ -79,12 +81,8 @@ int copy_ids(const std::vector<int> &ids, SpmIds *out) {
     int n = static_cast<int>(ids.size());
     if (n > out->cap) {
         int cap = n > 2 * out->cap ? n : 2 * out->cap;
-        void *grown = std::realloc(out->ids, sizeof(int32_t) * static_cast<size_t>(cap));
-        if (!grown) {
-            status_fail("SentencePiece encode: out of memory for %d ids", cap);
-            return static_cast<int>(StatusCode::kResourceExhausted);
-        }
-        out->ids = static_cast<int32_t *>(grown);
+        out->ids =
+            static_cast<int32_t *>(xrealloc(out->ids, sizeof(int32_t) * static_cast<size_t>(cap)));
         out->cap = cap;
     }
     for (int i = 0; i < n; i++) out->ids[i] = ids[static_cast<size_t>(i)];
@@ -140,11 +138,7 @@ int spm_train(const SpmTrainOptions *opt, SpmNextSentence next, void *ctx, char 
         std::string bytes;
         Status status = sentencepiece::SentencePieceTrainer::Train(args, &sentences, &bytes);
         if (!status.ok()) return fail("training", status);
-        *model = static_cast<char *>(std::malloc(bytes.size()));
-        if (!*model) {
-            status_fail("SentencePiece training: out of memory for a %zu-byte model", bytes.size());
-            return static_cast<int>(StatusCode::kResourceExhausted);
-        }
+        *model = static_cast<char *>(xmalloc(bytes.size()));
         std::memcpy(*model, bytes.data(), bytes.size());
         *model_len = bytes.size();
         return 0;
@@ -210,11 +204,7 @@ int spm_decode(const SpmModel *model, const int32_t *ids, int n, char **text, si
         std::string decoded;
         Status status = model->processor.Decode(std::vector<int>(ids, ids + n), &decoded);
         if (!status.ok()) return fail("decode", status);
-        *text = static_cast<char *>(std::malloc(decoded.size() + 1));
-        if (!*text) {
-            status_fail("SentencePiece decode: out of memory for %zu bytes", decoded.size());
-            return static_cast<int>(StatusCode::kResourceExhausted);
-        }
+        *text = static_cast<char *>(xmalloc(decoded.size() + 1));
         std::memcpy(*text, decoded.c_str(), decoded.size() + 1);
         *len = decoded.size();
         return 0;

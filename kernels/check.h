@@ -1,16 +1,21 @@
 /* check.h: fail-fast error handling for the whole project.
  * CHECK(cond, fmt, ...) and FATAL(fmt, ...) print file:line, the failed condition and the message,
- * then exit(EXIT_FAILURE). The x* wrappers replace raw libc calls that must not fail silently.
- * Boundaries a caller can recover from (config parsing, SentencePiece, checkpoint probing) return a
- * status instead; these macros are for everything else. */
+ * then exit(EXIT_FAILURE). The x* wrappers replace raw libc calls that must not fail silently
+ * (data/spm.cc, the C++ shim, uses them too).
+ * Boundaries a caller can recover from (config parsing, SentencePiece, checkpoint loading) report
+ * through status_fail() (status.h) instead; these macros are for everything else. */
 #ifndef NMT_CHECK_H
 #define NMT_CHECK_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-_Noreturn void nmt_fatal(const char *file, int line, const char *cond, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void nmt_fatal(const char *file, int line, const char *cond, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 4, 5)));
 
 #define FATAL(...) nmt_fatal(__FILE__, __LINE__, NULL, __VA_ARGS__)
 #define CHECK(cond, ...)                                                                           \
@@ -23,5 +28,9 @@ void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 FILE *xfopen(const char *path, const char *mode); /* error names the path and errno text */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,10 +16,12 @@
 #include "timer.h"
 #include "vecmath.h"
 
-const AttnImpl *attn_impl_lookup(const char *name) {
-    if (!strcmp(name, "concat")) return &attn_concat;
-    if (!strcmp(name, "collab")) return &attn_collab;
-    return NULL;
+const AttnImpl *attn_impl(AttentionMode mode) {
+    switch (mode) {
+    case ATTENTION_CONCAT: return &attn_concat;
+    case ATTENTION_COLLAB: return &attn_collab;
+    }
+    FATAL("%d is not an attention mode", (int)mode);
 }
 
 AttnDims attn_dims(const ModelConfig *cfg) {

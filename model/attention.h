@@ -9,7 +9,7 @@
  * the probabilities, P·V, forward and backward) and the output projection; a mode only says which
  * columns a head scores and how its queries are formed. The scale is 1/sqrt(D/H) in both modes,
  * independent of W.
- * The mode is resolved once (attn_impl_lookup); no other file branches on it.
+ * The mode is resolved once (attn_impl); nothing else in the model branches on it.
  *
  * Shapes: B sentences, Tq queries and Tk keys per sentence; key-side buffers hold kvs >= Tk rows
  * per sentence (kvs = Tk in training, the cache capacity when decoding). Masks: key k of sentence
@@ -42,7 +42,6 @@ typedef struct AttnParams {  // views into the value or the gradient arena
 } AttnParams;
 
 typedef struct AttnImpl {
-    const char *name;  // "concat" | "collab"
     /* Declares and binds the Q/K-side parameters (w_q, b_q, w_k, b_k, mix, u) under prefix. */
     void (*declare)(ParamTable *pt, const char *prefix, const AttnDims *d, const ModelConfig *cfg);
     void (*bind)(AttnParams *p, const ParamTable *pt, const char *prefix, float *base);
@@ -73,7 +72,7 @@ typedef struct AttnImpl {
 } AttnImpl;
 
 extern const AttnImpl attn_concat, attn_collab;
-const AttnImpl *attn_impl_lookup(const char *name);  // NULL if unknown
+const AttnImpl *attn_impl(AttentionMode mode);
 
 typedef struct Attention {
     AttnDims d;

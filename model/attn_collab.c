@@ -10,7 +10,6 @@
  * do not depend on the number of threads. */
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "attention.h"
 
@@ -19,7 +18,7 @@ static void collab_declare(ParamTable *pt, const char *prefix, const AttnDims *d
     char n[64];
     float gain = d->W == d->D ? 1.0f / sqrtf(2.0f) : 1.0f;  // fairseq's qkv_same_dim rule
     float bound = gain * sqrtf(6.0f / (float)(d->D + d->W)), bias = 1.0f / sqrtf((float)d->D);
-    bool content = !strcmp(cfg->collab_bias, "content");
+    bool content = cfg->collab_bias == COLLAB_BIAS_CONTENT;
     snprintf(n, sizeof n, "%s.w_q", prefix), params_declare(pt, n, d->W, d->D, INIT_UNIFORM, bound, true);
     if (!content) snprintf(n, sizeof n, "%s.b_q", prefix), params_declare(pt, n, d->W, 0, INIT_UNIFORM, bias, false);
     snprintf(n, sizeof n, "%s.w_k", prefix), params_declare(pt, n, d->W, d->D, INIT_UNIFORM, bound, true);
@@ -114,7 +113,6 @@ static void collab_sentence_grads_finish(const AttnDims *d, const AttnParams *g,
 }
 
 const AttnImpl attn_collab = {
-    .name = "collab",
     .declare = collab_declare,
     .bind = collab_bind,
     .kv_extra_forward = collab_kv_extra_forward,

@@ -64,7 +64,6 @@ static size_t concat_sentence_floats(const AttnDims *d) {
 }
 
 const AttnImpl attn_concat = {
-    .name = "concat",
     .declare = concat_declare,
     .bind = concat_bind,
     .kv_extra_forward = NULL,

@@ -76,8 +76,7 @@ static void bind_ffn(FfnParams *p, FfnParams *g, const ParamTable *pt, const cha
 
 void model_declare(ParamTable *pt, const ModelConfig *cfg, int V) {
     const int D = cfg->d_model;
-    const AttnImpl *impl = attn_impl_lookup(cfg->attention);
-    CHECK(impl, "unknown attention mode '%s'", cfg->attention);
+    const AttnImpl *impl = attn_impl(cfg->attention);
     CHECK(D % cfg->heads == 0, "d_model %d is not divisible by heads %d", D, cfg->heads);
     AttnDims ad = attn_dims(cfg);
     char n[64];
@@ -96,7 +95,7 @@ void model_declare(ParamTable *pt, const ModelConfig *cfg, int V) {
         declare_ffn(pt, pname(n, sizeof n, "dec.%d.ffn", l), D, cfg->ffn);
         declare_norm(pt, pname(n, sizeof n, "dec.%d.ln3", l), D);
     }
-    if (!strcmp(cfg->norm, "pre")) {
+    if (cfg->norm == NORM_PRE) {
         declare_norm(pt, "enc.final_ln", D);
         declare_norm(pt, "dec.final_ln", D);
     }
@@ -108,13 +107,13 @@ void model_build(Model *m, const ModelConfig *cfg, int vocab) {
     CHECK(m->V > TOKEN_EOS, "model vocabulary size %d is too small (is data.dir prepared?)", m->V);
     m->D = cfg->d_model, m->H = cfg->heads, m->F = cfg->ffn;
     m->n_enc = cfg->enc_layers, m->n_dec = cfg->dec_layers;
-    m->pre_norm = !strcmp(cfg->norm, "pre");
+    m->pre_norm = cfg->norm == NORM_PRE;
     m->dropout = (float)cfg->dropout, m->ffn_dropout = (float)cfg->ffn_dropout;
     ParamTable *pt = &m->params;
     params_init(pt);
     model_declare(pt, cfg, m->V);
     params_finalize(pt);
-    m->impl = attn_impl_lookup(cfg->attention);
+    m->impl = attn_impl(cfg->attention);
     m->ad = attn_dims(cfg);
     char n[64];
 

@@ -21,7 +21,7 @@ typedef struct {
 
 static void side_build(Side *s, ModelConfig *cfg, int B, int Tq, int Tk) {
     AttnDims d = attn_dims(cfg);
-    const AttnImpl *impl = attn_impl_lookup(cfg->attention);
+    const AttnImpl *impl = attn_impl(cfg->attention);
     params_init(&s->pt);
     attention_declare(&s->pt, "att", &d, impl, cfg);
     params_finalize(&s->pt);
@@ -69,12 +69,12 @@ static double max_diff(const float *a, const float *b, long n) {
 static void check_equivalence(const char *gemm_name, bool self, bool causal, double tol) {
     const int D = 32, H = 4, B = 3, Tq = 6, Tk = self ? 6 : 9;
     ModelConfig cfg = {0};
-    cfg.d_model = D, cfg.heads = H, cfg.dk = D, cfg.collab_bias = "query";
+    cfg.d_model = D, cfg.heads = H, cfg.dk = D, cfg.collab_bias = COLLAB_BIAS_QUERY;
     cfg.attention_dropout = 0.1f;
     Side con, col;
-    cfg.attention = "concat";
+    cfg.attention = ATTENTION_CONCAT;
     side_build(&con, &cfg, B, Tq, Tk);
-    cfg.attention = "collab";
+    cfg.attention = ATTENTION_COLLAB;
     side_build(&col, &cfg, B, Tq, Tk);
     const char *shared[] = {"att.w_q", "att.b_q", "att.w_k", "att.b_k",
                             "att.w_v", "att.b_v", "att.w_o", "att.b_o"};
@@ -128,7 +128,7 @@ static size_t module_params(const ParamTable *pt, const char *prefix) {
 static void check_counts(void) {
     ModelConfig base = {0};
     base.d_model = 512, base.heads = 8, base.ffn = 2048, base.enc_layers = 6, base.dec_layers = 6;
-    base.norm = "post";
+    base.norm = NORM_POST;
     const int V = 32768, D = 512, H = 8;
     const int widths[] = {512, 256, 128, 64};
     // collab-attention.md §3.3 (fairseq transformer_wmt_en_de, all 18 attention modules)
@@ -136,10 +136,14 @@ static void check_counts(void) {
     const size_t collab_total[] = {60989440, 56224768, 53842432, 52651264};
     for (int i = 0; i < 4; i++) {
         const size_t R = (size_t)widths[i], vo = (size_t)D * D + D + (size_t)D * D + D;
-        const struct { const char *mode, *bias; size_t total, module; } cases[] = {
-            {"concat", "content", concat_total[i], 2 * D * R + 2 * R + vo},      // §3.1 concat
-            {"collab", "query", collab_total[i], 2 * D * R + 2 * R + H * R + vo},  // fairseq form
-            {"collab", "content", 0, 2 * D * R + H * R + (size_t)H * D + vo},     // paper/GLUE form
+        const struct {
+            AttentionMode mode;
+            CollabBias bias;
+            size_t total, module;
+        } cases[] = {
+            {ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, concat_total[i], 2 * D * R + 2 * R + vo},      // §3.1 concat
+            {ATTENTION_COLLAB, COLLAB_BIAS_QUERY, collab_total[i], 2 * D * R + 2 * R + H * R + vo},  // fairseq form
+            {ATTENTION_COLLAB, COLLAB_BIAS_CONTENT, 0, 2 * D * R + H * R + (size_t)H * D + vo},     // paper/GLUE form
         };
         for (int k = 0; k < 3; k++) {
             ModelConfig cfg = base;
@@ -149,10 +153,10 @@ static void check_counts(void) {
             model_declare(&pt, &cfg, V);
             size_t total = params_count(&pt), module = module_params(&pt, "dec.3.cross_attn.");
             EXPECT(module == cases[k].module, "%s/%s R=%zu: module has %zu parameters, §3.1 says %zu",
-                   cases[k].mode, cases[k].bias, R, module, cases[k].module);
+                   attention_mode_name(cases[k].mode), collab_bias_name(cases[k].bias), R, module, cases[k].module);
             if (cases[k].total)
                 EXPECT(total == cases[k].total, "%s/%s R=%zu: model has %zu parameters, §3.3 says %zu",
-                       cases[k].mode, cases[k].bias, R, total, cases[k].total);
+                       attention_mode_name(cases[k].mode), collab_bias_name(cases[k].bias), R, total, cases[k].total);
             params_free(&pt);
         }
     }

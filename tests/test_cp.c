@@ -12,6 +12,7 @@
 #include "model.h"
 #include "reparam.h"
 #include "rng.h"
+#include "status.h"
 #include "test_util.h"
 
 /* ||T - [[Wq, M, Wk]]|| / ||T|| on the explicit D x H x D tensor. */
@@ -91,10 +92,9 @@ static void logits(Model *m, float *out) {
 static void check_reparam(int R, double tol) {
     Config src, dst;
     config_init(&src);
-    ConfigError err;
     const char *yaml = "model: {d_model: 16, heads: 4, ffn: 32, enc_layers: 1, dec_layers: 1, "
                        "attention: concat, dk: 8}\n";
-    CHECK(config_load_string(&src, yaml, strlen(yaml), "t", &err) == 0, "%s", err.msg);
+    CHECK(config_load_string(&src, yaml, strlen(yaml), "t") == 0, "%s", status_message());
     reparam_config(&dst, &src, R);
     Model a, b;
     model_build(&a, &src.model, 12);

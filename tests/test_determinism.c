@@ -17,10 +17,10 @@ static void step_grads(Model *m, const ModelBatch *b, int threads, float *out) {
     memcpy(out, m->params.grad, sizeof(float) * m->params.numel);
 }
 
-static void check_mode(const char *mode) {
+static void check_mode(AttentionMode mode) {
     ModelConfig cfg = {0};
     cfg.d_model = 64, cfg.heads = 4, cfg.ffn = 128, cfg.enc_layers = 2, cfg.dec_layers = 2;
-    cfg.norm = "post", cfg.attention = mode, cfg.dk = 32, cfg.collab_bias = "content";
+    cfg.norm = NORM_POST, cfg.attention = mode, cfg.dk = 32, cfg.collab_bias = COLLAB_BIAS_CONTENT;
     cfg.dropout = cfg.attention_dropout = cfg.ffn_dropout = 0.1;
     Model m;
     model_build(&m, &cfg, 300);
@@ -46,16 +46,18 @@ static void check_mode(const char *mode) {
     step_grads(&m, &b, 1, g1b);
     step_grads(&m, &b, 2, g2);
     omp_set_num_threads(max_threads);
-    EXPECT(!memcmp(g1, g1b, 4 * n), "%s: a repeated step gives different gradients", mode);
+    EXPECT(!memcmp(g1, g1b, 4 * n), "%s: a repeated step gives different gradients",
+           attention_mode_name(mode));
     long diff = 0;
     for (size_t i = 0; i < n; i++) diff += memcmp(&g1[i], &g2[i], 4) != 0;
-    EXPECT(diff == 0, "%s: %ld gradient values differ between 1 and 2 threads", mode, diff);
+    EXPECT(diff == 0, "%s: %ld gradient values differ between 1 and 2 threads",
+           attention_mode_name(mode), diff);
     free(g1), free(g2), free(g1b);
     model_free(&m);
 }
 
 int main(void) {
-    check_mode("concat");
-    check_mode("collab");
+    check_mode(ATTENTION_CONCAT);
+    check_mode(ATTENTION_COLLAB);
     return test_finish();
 }

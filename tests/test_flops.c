@@ -37,7 +37,9 @@ static const GemmImpl counting = {"counting", "ref, counting FLOPs", counting_sg
                                   counting_sgemm_serial};
 
 typedef struct Case {
-    const char *attention, *collab_bias, *norm;
+    AttentionMode attention;
+    CollabBias collab_bias;
+    NormPlacement norm;
     int dk, enc_layers, dec_layers;
 } Case;
 
@@ -57,7 +59,8 @@ static void build(Model *m, const Case *k) {
 static void expect_count(const char *what, const Case *k, double want) {
     EXPECT(counted > 0 && (double)counted == want,
            "%s, %s attention (dk %d, %s bias, %s-LN): %lld FLOPs issued, %.0f counted", what,
-           k->attention, k->dk, k->collab_bias, k->norm, counted, want);
+           attention_mode_name(k->attention), k->dk, collab_bias_name(k->collab_bias),
+           norm_placement_name(k->norm), counted, want);
 }
 
 /* The attention core's count of a step (it runs its own kernel, not the GEMM interface), by hand:
@@ -65,12 +68,12 @@ static void expect_count(const char *what, const Case *k, double want) {
  * and P·V over D; backward 3x the scores and 4x P·V. */
 static void expect_core(const Case *k, const Model *m, double got, bool backward) {
     const double W = m->ad.W, D = m->ad.D, H = m->ad.H;
-    const double scored = strcmp(k->attention, "collab") ? W : W * H;
+    const double scored = k->attention == ATTENTION_COLLAB ? W * H : W;
     const double pairs = k->enc_layers * (double)S * S + k->dec_layers * ((double)T * T + (double)T * S);
     const double scores = 2.0 * B * pairs * scored, pv = 2.0 * B * pairs * D;
     const double want = backward ? 3.0 * scores + 4.0 * pv : scores + pv;
-    EXPECT(got == want, "%s attention (dk %d) core: %.0f FLOPs counted, %.0f by hand", k->attention,
-           k->dk, got, want);
+    EXPECT(got == want, "%s attention (dk %d) core: %.0f FLOPs counted, %.0f by hand",
+           attention_mode_name(k->attention), k->dk, got, want);
 }
 
 static void check_step(const Case *k) {
@@ -129,10 +132,10 @@ static void check_decode(const Case *k, int beam) {
 
 int main(void) {
     const Case cases[] = {
-        {"concat", "content", "post", 16, 2, 1},
-        {"concat", "content", "pre", 0, 1, 2},
-        {"collab", "content", "post", 24, 2, 1},
-        {"collab", "query", "pre", 8, 1, 2},
+        {ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, NORM_POST, 16, 2, 1},
+        {ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, NORM_PRE, 0, 1, 2},
+        {ATTENTION_COLLAB, COLLAB_BIAS_CONTENT, NORM_POST, 24, 2, 1},
+        {ATTENTION_COLLAB, COLLAB_BIAS_QUERY, NORM_PRE, 8, 1, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         check_step(&cases[i]);

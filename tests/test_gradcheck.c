@@ -147,7 +147,9 @@ static void check_ffn(void) {
 /* ---------------------------------------------------------------- attention */
 
 typedef struct {
-    const char *label, *mode, *bias;
+    const char *label;
+    AttentionMode mode;
+    CollabBias bias;
     int D, H, W, B, Tq, Tk;
     bool self, causal;
     float dropout;
@@ -184,7 +186,7 @@ static void check_attention(AttnSpec s, double fd_floor) {
     cfg.d_model = s.D, cfg.heads = s.H, cfg.dk = s.W, cfg.attention = s.mode;
     cfg.collab_bias = s.bias, cfg.attention_dropout = s.dropout;
     AttnDims d = attn_dims(&cfg);
-    const AttnImpl *impl = attn_impl_lookup(s.mode);
+    const AttnImpl *impl = attn_impl(s.mode);
     params_init(&t.pt);
     attention_declare(&t.pt, "att", &d, impl, &cfg);
     params_finalize(&t.pt);
@@ -254,7 +256,7 @@ static uint64_t model_kinks(void *q) {
     return h;
 }
 
-static void check_model(const char *label, const char *mode, const char *bias, const char *norm,
+static void check_model(const char *label, AttentionMode mode, CollabBias bias, NormPlacement norm,
                         int dk, float dropout) {
     ModelCase t;
     ModelConfig cfg = {0};
@@ -338,25 +340,25 @@ int main(void) {
     check_loss();
     check_ffn();
     AttnSpec specs[] = {
-        {"concat self padded", "concat", "content", 16, 4, 16, 2, 5, 5, true, false, 0.0f},
-        {"concat self causal dropout", "concat", "content", 16, 4, 16, 3, 6, 6, true, true, 0.2f},
-        {"concat cross reduced dk", "concat", "content", 16, 4, 8, 2, 3, 5, false, false, 0.0f},
-        {"collab self content", "collab", "content", 16, 4, 6, 2, 5, 5, true, false, 0.0f},
-        {"collab cross content", "collab", "content", 16, 2, 16, 3, 4, 6, false, false, 0.0f},
-        {"collab causal query bias dropout", "collab", "query", 12, 3, 5, 2, 5, 5, true, true, 0.2f},
+        {"concat self padded", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, 16, 4, 16, 2, 5, 5, true, false, 0.0f},
+        {"concat self causal dropout", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, 16, 4, 16, 3, 6, 6, true, true, 0.2f},
+        {"concat cross reduced dk", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, 16, 4, 8, 2, 3, 5, false, false, 0.0f},
+        {"collab self content", ATTENTION_COLLAB, COLLAB_BIAS_CONTENT, 16, 4, 6, 2, 5, 5, true, false, 0.0f},
+        {"collab cross content", ATTENTION_COLLAB, COLLAB_BIAS_CONTENT, 16, 2, 16, 3, 4, 6, false, false, 0.0f},
+        {"collab causal query bias dropout", ATTENTION_COLLAB, COLLAB_BIAS_QUERY, 12, 3, 5, 2, 5, 5, true, true, 0.2f},
     };
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_attention(specs[i], 1e-4);
     // the fused core's blocking: two query-row blocks (32 + a partial one), keys and head widths
     // spanning whole and partial 16-column tiles, causal and padding masks, dropout; f sums
     // thousands of outputs, so its noise floor is higher (the key bias, whose gradient is 0)
     AttnSpec blocks[] = {
-        {"core blocks concat causal padded dropout", "concat", "content", 40, 2, 40, 3, 37, 37, true, true, 0.2f},
-        {"core blocks collab cross content dropout", "collab", "content", 24, 3, 20, 2, 35, 18, false, false, 0.2f},
+        {"core blocks concat causal padded dropout", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, 40, 2, 40, 3, 37, 37, true, true, 0.2f},
+        {"core blocks collab cross content dropout", ATTENTION_COLLAB, COLLAB_BIAS_CONTENT, 24, 3, 20, 2, 35, 18, false, false, 0.2f},
     };
     for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++) check_attention(blocks[i], 5e-4);
-    check_model("model concat post-LN", "concat", "content", "post", 0, 0.0f);
-    check_model("model concat pre-LN dropout", "concat", "content", "pre", 8, 0.1f);
-    check_model("model collab content post-LN", "collab", "content", "post", 8, 0.0f);
-    check_model("model collab query pre-LN dropout", "collab", "query", "pre", 16, 0.1f);
+    check_model("model concat post-LN", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, NORM_POST, 0, 0.0f);
+    check_model("model concat pre-LN dropout", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, NORM_PRE, 8, 0.1f);
+    check_model("model collab content post-LN", ATTENTION_COLLAB, COLLAB_BIAS_CONTENT, NORM_POST, 8, 0.0f);
+    check_model("model collab query pre-LN dropout", ATTENTION_COLLAB, COLLAB_BIAS_QUERY, NORM_PRE, 16, 0.1f);
     return test_finish();
 }

@@ -11,7 +11,8 @@
 
 static const float LS = 0.1f;
 
-static void check_variant(const char *tag, const char *mode, const char *bias, const char *norm) {
+static void check_variant(const char *tag, AttentionMode mode, CollabBias bias,
+                          NormPlacement norm) {
     char path[512];
     snprintf(path, sizeof path, "%s/tests/data/reference-%s.bin", NMT_SOURCE_DIR, tag);
     Fixture fx;
@@ -90,11 +91,11 @@ static void check_variant(const char *tag, const char *mode, const char *bias, c
 }
 
 int main(void) {
-    check_variant("concat-post", "concat", "content", "post");
-    check_variant("concat-pre", "concat", "content", "pre");
-    check_variant("collab-content-post", "collab", "content", "post");
-    check_variant("collab-content-pre", "collab", "content", "pre");
-    check_variant("collab-query-post", "collab", "query", "post");
-    check_variant("collab-query-pre", "collab", "query", "pre");
+    check_variant("concat-post", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, NORM_POST);
+    check_variant("concat-pre", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, NORM_PRE);
+    check_variant("collab-content-post", ATTENTION_COLLAB, COLLAB_BIAS_CONTENT, NORM_POST);
+    check_variant("collab-content-pre", ATTENTION_COLLAB, COLLAB_BIAS_CONTENT, NORM_PRE);
+    check_variant("collab-query-post", ATTENTION_COLLAB, COLLAB_BIAS_QUERY, NORM_POST);
+    check_variant("collab-query-pre", ATTENTION_COLLAB, COLLAB_BIAS_QUERY, NORM_PRE);
     return test_finish();
 }

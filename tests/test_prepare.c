@@ -173,7 +173,7 @@ static void setup_init(Setup *s, const char *dir) {
         .valid = {s->valid, 2},
         .test = {NULL, 0},
         .vocab_size = VOCAB,
-        .spm_model_type = "unigram",
+        .spm_model_type = SPM_MODEL_UNIGRAM,
         .character_coverage = 1.0,
         .spm_input_sentences = 3000,
         .max_len = 64,
@@ -363,8 +363,8 @@ static void test_fatal_errors(Setup *s) {
     spec.vocab_size = 100;
     expect_fatal("small vocabulary", &spec, "data.vocab_size is 100", NULL);
     spec = s->spec;
-    spec.spm_model_type = "word";
-    expect_fatal("model type", &spec, "data.spm_model_type is 'word'", NULL);
+    spec.spm_model_type = (SpmModelType)7;  // only a caller that bypasses the config can
+    expect_fatal("model type", &spec, "7 is not a value of SpmModelType", NULL);
     spec = s->spec;
     spec.max_len_ratio = 0.5;
     expect_fatal("ratio", &spec, "data.max_len_ratio is 0.5", NULL);

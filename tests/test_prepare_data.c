@@ -278,7 +278,7 @@ int main(void) {
         .valid = {&valid, 1},
         .test = {test, 8},
         .vocab_size = 8000,
-        .spm_model_type = "unigram",
+        .spm_model_type = SPM_MODEL_UNIGRAM,
         .character_coverage = 1.0,
         .spm_input_sentences = 30000,
         .max_len = 100,

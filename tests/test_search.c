@@ -20,10 +20,11 @@
 enum { MAXT = 12 };
 static const GemmImpl *gemm;
 
-static void build(Model *m, const char *mode, const char *norm, int V, int layers, float sharpen) {
+static void build(Model *m, AttentionMode mode, NormPlacement norm, int V, int layers,
+                  float sharpen) {
     ModelConfig cfg = {0};
     cfg.d_model = 32, cfg.heads = 4, cfg.ffn = 64, cfg.enc_layers = layers, cfg.dec_layers = layers;
-    cfg.norm = norm, cfg.attention = mode, cfg.dk = 16, cfg.collab_bias = "content";
+    cfg.norm = norm, cfg.attention = mode, cfg.dk = 16, cfg.collab_bias = COLLAB_BIAS_CONTENT;
     model_build(m, &cfg, V);
     model_init_params(m, 11);
     for (size_t i = 0; i < m->params.numel; i++) m->params.param[i] *= sharpen;
@@ -56,7 +57,7 @@ static void random_src(Rng *r, int32_t *src, int len, int V) {
     src[len - 1] = TOKEN_EOS;
 }
 
-static void check_incremental(const char *mode, const char *norm) {
+static void check_incremental(AttentionMode mode, NormPlacement norm) {
     Model m;
     build(&m, mode, norm, 40, 2, 1.0f);
     DecodeState st;
@@ -77,7 +78,8 @@ static void check_incremental(const char *mode, const char *norm) {
         for (int s = 0; s < 3; s++) {
             full_logits(&m, src + s * 7, slen[s], tgt[s], t, want);
             char label[96];
-            snprintf(label, sizeof label, "%s %s-LN step %d sentence %d", mode, norm, t, s);
+            snprintf(label, sizeof label, "%s %s-LN step %d sentence %d", attention_mode_name(mode),
+                     norm_placement_name(norm), t, s);
             check_close(label, logits + (size_t)s * m.V, want, m.V, 1e-5, 1e-5);
             tok[s] = tgt[s][t];
         }
@@ -88,9 +90,9 @@ static void check_incremental(const char *mode, const char *norm) {
     model_free(&m);
 }
 
-static void check_greedy(const char *mode) {
+static void check_greedy(AttentionMode mode) {
     Model m;
-    build(&m, mode, "post", 40, 2, 2.0f);
+    build(&m, mode, NORM_POST, 40, 2, 2.0f);
     Rng r = rng_init(3, 0);
     enum { N = 5, S = 6 };
     int32_t src[N * S] = {0};
@@ -119,16 +121,17 @@ static void check_greedy(const char *mode) {
             want[n++] = best;
         }
         EXPECT(len[s] == n && !memcmp(out + s * MAXT, want, sizeof(int32_t) * n),
-               "%s: beam 1 differs from greedy for sentence %d (lengths %d, %d)", mode, s, len[s], n);
+               "%s: beam 1 differs from greedy for sentence %d (lengths %d, %d)",
+               attention_mode_name(mode), s, len[s], n);
     }
     free(z);
     decode_free(&st);
     model_free(&m);
 }
 
-static void check_batched(const char *mode) {
+static void check_batched(AttentionMode mode) {
     Model m;
-    build(&m, mode, "pre", 40, 2, 2.0f);
+    build(&m, mode, NORM_PRE, 40, 2, 2.0f);
     Rng r = rng_init(4, 0);
     enum { N = 6, S = 7, K = 4 };
     int32_t src[N * S] = {0};
@@ -147,7 +150,8 @@ static void check_batched(const char *mode) {
         search_batch(&st, &c, &o, src + s * S, &slen[s], 1, slen[s], &res1);
         EXPECT(one_len == len[s] && !memcmp(one, out + s * MAXT, sizeof(int32_t) * one_len) &&
                    one_score == score[s],
-               "%s: sentence %d decoded alone differs from the batch", mode, s);
+               "%s: sentence %d decoded alone differs from the batch", attention_mode_name(mode),
+               s);
     }
     decode_free(&st);
     model_free(&m);
@@ -184,7 +188,7 @@ static double exhaustive(Model *m, const int32_t *src, int slen, int32_t *prefix
 
 static void check_exhaustive(bool gnmt, float alpha) {
     Model m;
-    build(&m, "concat", "post", 6, 1, 0.7f);  // words 1 (UNK), 4, 5 and EOS
+    build(&m, ATTENTION_CONCAT, NORM_POST, 6, 1, 0.7f);  // words 1 (UNK), 4, 5 and EOS
     enum { K = 32, S = 3 };
     int32_t src[S] = {4, 5, TOKEN_EOS};
     int slen = S;
@@ -211,7 +215,8 @@ static void check_copy_task(void) {
     enum { V = 14, B = 64, L = 8, STEPS = 1000 };
     ModelConfig cfg = {0};
     cfg.d_model = 32, cfg.heads = 4, cfg.ffn = 64, cfg.enc_layers = 2, cfg.dec_layers = 2;
-    cfg.norm = "pre", cfg.attention = "collab", cfg.dk = 16, cfg.collab_bias = "content";
+    cfg.norm = NORM_PRE, cfg.attention = ATTENTION_COLLAB, cfg.dk = 16;
+    cfg.collab_bias = COLLAB_BIAS_CONTENT;
     Model m;
     model_build(&m, &cfg, V);
     model_init_params(&m, 1);
@@ -279,7 +284,8 @@ static void check_copy_task(void) {
 
 int main(void) {
     gemm = gemm_lookup("blocked");
-    const char *modes[] = {"concat", "collab"}, *norms[] = {"post", "pre"};
+    const AttentionMode modes[] = {ATTENTION_CONCAT, ATTENTION_COLLAB};
+    const NormPlacement norms[] = {NORM_POST, NORM_PRE};
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) check_incremental(modes[i], norms[j]);
     for (int i = 0; i < 2; i++) check_greedy(modes[i]), check_batched(modes[i]);

@@ -11,12 +11,14 @@
 #include "checkpoint.h"
 #include "cmd.h"
 #include "model.h"
+#include "status.h"
 #include "test_util.h"
 
 static void tiny(Model *m, int d) {
     ModelConfig cfg = {0};
     cfg.d_model = d, cfg.heads = 2, cfg.ffn = 16, cfg.enc_layers = 1, cfg.dec_layers = 1;
-    cfg.norm = "post", cfg.attention = "collab", cfg.dk = 4, cfg.collab_bias = "query";
+    cfg.norm = NORM_POST, cfg.attention = ATTENTION_COLLAB, cfg.dk = 4;
+    cfg.collab_bias = COLLAB_BIAS_QUERY;
     model_build(m, &cfg, 12);
 }
 
@@ -63,11 +65,10 @@ int main(void) {
     char *avg_argv[] = {"average", "-o", avg, a, b, c, NULL};
     EXPECT(run(cmd_average, avg_argv) == 0, "nmt average");
     Checkpoint ck;
-    char err[512];
-    EXPECT(checkpoint_load(avg, &ck, err, sizeof err) == 0, "load the average: %s", err);
+    EXPECT(checkpoint_load(avg, &ck) == 0, "load the average: %s", status_message());
     Model r;
     tiny(&r, 8);
-    EXPECT(checkpoint_restore(&ck, &r.params, false, err, sizeof err) == 0, "restore: %s", err);
+    EXPECT(checkpoint_restore(&ck, &r.params, false) == 0, "restore: %s", status_message());
     check_close("average", r.params.param, want, (long)n, 0, 0);
     EXPECT(ck.spm_len == 3 && !memcmp(ck.spm, "SPM", 3) && strstr(ck.config, "d_model: 8"),
            "the average keeps the config and SentencePiece model");

@@ -18,7 +18,7 @@ static void check_schedules(void) {
     config_init(&c);
     TrainConfig *t = &c.train;
     t->lr = 7e-4, t->warmup = 4000, t->warmup_init_lr = 1e-7;
-    t->schedule = "inverse_sqrt";
+    t->schedule = SCHEDULE_INVERSE_SQRT;
     const long steps[] = {1, 2, 1000, 3999, 4000, 4001, 16000, 100000};
     for (int i = 0; i < 8; i++) {
         double s = (double)steps[i], want = s < 4000 ? 1e-7 + (7e-4 - 1e-7) * s / 4000
@@ -28,14 +28,14 @@ static void check_schedules(void) {
                steps[i], got, want);
     }
     EXPECT(fabs(schedule_lr(t, 512, 4000) - 7e-4) < 1e-15, "inverse_sqrt peaks at lr");
-    t->schedule = "noam", t->lr = 2.0;
+    t->schedule = SCHEDULE_NOAM, t->lr = 2.0;
     for (int i = 0; i < 8; i++) {
         double s = (double)steps[i];
         double want = 2.0 * pow(512, -0.5) * fmin(pow(s, -0.5), s * pow(4000, -1.5));
         double got = schedule_lr(t, 512, steps[i]);
         EXPECT(fabs(got - want) <= 1e-12 * want, "noam(%ld) = %.10g, want %.10g", steps[i], got, want);
     }
-    t->schedule = "constant";
+    t->schedule = SCHEDULE_CONSTANT;
     EXPECT(schedule_lr(t, 512, 77) == 2.0, "constant");
     config_free(&c);
 }
@@ -72,7 +72,8 @@ static void make_batch(const Sentences *s, int first, int n, int32_t *src, int32
 static void check_accumulation(void) {
     ModelConfig cfg = {0};
     cfg.d_model = 32, cfg.heads = 4, cfg.ffn = 64, cfg.enc_layers = 2, cfg.dec_layers = 2;
-    cfg.norm = "post", cfg.attention = "collab", cfg.dk = 16, cfg.collab_bias = "content";
+    cfg.norm = NORM_POST, cfg.attention = ATTENTION_COLLAB, cfg.dk = 16;
+    cfg.collab_bias = COLLAB_BIAS_CONTENT;
     Model m;
     model_build(&m, &cfg, 40);
     model_init_params(&m, 2);

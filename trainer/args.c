@@ -11,6 +11,7 @@
 #include "config.h"
 #include "gemm.h"
 #include "loaded_model.h"
+#include "status.h"
 
 bool args_is(const char *arg, const char *short_name, const char *long_name) {
     return (short_name && !strcmp(arg, short_name)) || (long_name && !strcmp(arg, long_name));
@@ -53,18 +54,17 @@ double args_double(const char *cmd, const char *opt, const char *text) {
 }
 
 bool args_config(const char *cmd, Config *cfg, int argc, char **argv, int *i) {
-    ConfigError err;
     if (args_is(argv[*i], "-c", "--config")) {
-        if (config_load_file(cfg, args_value(cmd, argc, argv, i), &err)) goto bad;
+        if (config_load_file(cfg, args_value(cmd, argc, argv, i))) goto bad;
         return true;
     }
     if (args_is(argv[*i], NULL, "--set")) {
-        if (config_set(cfg, args_value(cmd, argc, argv, i), &err)) goto bad;
+        if (config_set(cfg, args_value(cmd, argc, argv, i))) goto bad;
         return true;
     }
     return false;
 bad:
-    fprintf(stderr, "nmt %s: %s\n", cmd, err.msg);
+    fprintf(stderr, "nmt %s: %s\n", cmd, status_message());
     exit(2);
 }
 
@@ -83,9 +83,8 @@ bool args_config_only(const char *cmd, Config *cfg, int argc, char **argv,
 }
 
 void args_config_finish(const char *cmd, Config *cfg) {
-    ConfigError err;
-    if (config_check(cfg, &err)) {
-        fprintf(stderr, "nmt %s: %s\n", cmd, err.msg);
+    if (config_check(cfg)) {
+        fprintf(stderr, "nmt %s: %s\n", cmd, status_message());
         exit(2);
     }
     if (cfg->train.threads > 0) gemm_set_threads(cfg->train.threads);
@@ -107,9 +106,14 @@ bool args_decode(const char *cmd, DecodeConfig *d, int argc, char **argv, int *i
         d->lenpen = args_double(cmd, a, args_value(cmd, argc, argv, i));
     else if (args_is(a, NULL, "--lenpen-form")) {
         const char *v = args_value(cmd, argc, argv, i);
-        if (strcmp(v, "gnmt") && strcmp(v, "fairseq"))
-            args_usage_error(cmd, "--lenpen-form expects gnmt or fairseq, got '%s'", v);
-        d->lenpen_form = v;
+        int form = config_enum_value(CONFIG_KEY_decode_lenpen_form, v);
+        char choices[256];
+        if (form < 0)
+            args_usage_error(cmd, "--lenpen-form expects %s, got '%s'",
+                             config_enum_choices(CONFIG_KEY_decode_lenpen_form, ", ", " or ",
+                                                 choices, sizeof choices),
+                             v);
+        d->lenpen_form = (LenpenForm)form;
     } else if (args_is(a, NULL, "--max-len-a"))
         d->max_len_a = args_double(cmd, a, args_value(cmd, argc, argv, i));
     else if (args_is(a, NULL, "--max-len-b"))

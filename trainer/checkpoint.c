@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "atomic.h"
 #include "check.h"
+#include "status.h"
 
 #define CKPT_MAGIC "NMTCKPT1"
 /* Header: magic, version, sections, payload bytes, CRC, 4 reserved bytes. Sections: tag, 4
@@ -22,15 +22,6 @@
 enum { CKPT_VERSION = 1, HEADER_BYTES = 32, SECTION_HEADER = 16 };
 enum { TAG_CONFIG = 1, TAG_SPM = 2, TAG_INDEX = 3, TAG_VALUES = 4, TAG_ADAM_M = 5, TAG_ADAM_V = 6,
        TAG_STATE = 7 };
-
-static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t n, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---- writing: sections streamed to the temporary file, the CRC computed on the way ---- */
 
@@ -158,10 +149,10 @@ static int parse_state(const char *text, size_t len, TrainState *s) {
     return got == 10 ? 0 : -1;
 }
 
-int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) {
+int checkpoint_load(const char *path, Checkpoint *ck) {
     memset(ck, 0, sizeof *ck);
     int fd = open(path, O_RDONLY);
-    if (fd < 0) return fail(err, errlen, "cannot open checkpoint %s: %s", path, strerror(errno));
+    if (fd < 0) return status_fail("cannot open checkpoint %s: %s", path, strerror(errno));
     struct stat sb;
     long size = fstat(fd, &sb) == 0 ? (long)sb.st_size : -1;
     const char *header = size >= HEADER_BYTES
@@ -170,7 +161,7 @@ int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) 
     close(fd);
     if (header == MAP_FAILED || memcmp(header, CKPT_MAGIC, 8)) {
         if (header != MAP_FAILED) munmap((void *)header, (size_t)size);
-        return fail(err, errlen, "%s is not an nmt checkpoint (bad magic)", path);
+        return status_fail("%s is not an nmt checkpoint (bad magic)", path);
     }
     ck->map = header, ck->map_size = (size_t)size;
     uint32_t version, sections, crc;
@@ -179,13 +170,13 @@ int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) 
     memcpy(&payload, header + 16, 8), memcpy(&crc, header + 24, 4);
     if (version != CKPT_VERSION) {
         checkpoint_free(ck);
-        return fail(err, errlen, "%s: checkpoint version %u, this nmt reads version %d", path,
-                    version, CKPT_VERSION);
+        return status_fail("%s: checkpoint version %u, this nmt reads version %d", path, version,
+                           CKPT_VERSION);
     }
     if ((uint64_t)size != HEADER_BYTES + payload) {
         checkpoint_free(ck);
-        return fail(err, errlen, "%s is truncated or damaged: %ld bytes, the header says %llu",
-                    path, size, (unsigned long long)(HEADER_BYTES + payload));
+        return status_fail("%s is truncated or damaged: %ld bytes, the header says %llu", path,
+                           size, (unsigned long long)(HEADER_BYTES + payload));
     }
     ck->blob = header + HEADER_BYTES;
     ck->size = payload;
@@ -197,7 +188,7 @@ int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) 
     }
     if (actual != crc) {
         checkpoint_free(ck);
-        return fail(err, errlen, "%s is corrupted: checksum %08x, expected %08x", path, actual, crc);
+        return status_fail("%s is corrupted: checksum %08x, expected %08x", path, actual, crc);
     }
     const char *index = NULL;
     const float *arenas[3] = {NULL, NULL, NULL};
@@ -209,7 +200,7 @@ int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) 
         const char *data = ck->blob + at + SECTION_HEADER;
         if (at + SECTION_HEADER + len > payload) {
             checkpoint_free(ck);
-            return fail(err, errlen, "%s: section %u overruns the file", path, tag);
+            return status_fail("%s: section %u overruns the file", path, tag);
         }
         switch (tag) {
         case TAG_CONFIG:
@@ -225,7 +216,7 @@ int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) 
         case TAG_STATE:
             if (parse_state(data, len, &ck->state)) {
                 checkpoint_free(ck);
-                return fail(err, errlen, "%s: unreadable training state", path);
+                return status_fail("%s: unreadable training state", path);
             }
             ck->has_state = true;
             break;
@@ -235,7 +226,7 @@ int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen) 
     }
     if (!ck->config || !index || !arenas[0]) {
         checkpoint_free(ck);
-        return fail(err, errlen, "%s: missing config, index or parameters", path);
+        return status_fail("%s: missing config, index or parameters", path);
     }
     ck->has_optimizer = arenas[1] && arenas[2];
     uint32_t count;
@@ -265,19 +256,18 @@ void checkpoint_free(Checkpoint *ck) {
     memset(ck, 0, sizeof *ck);
 }
 
-int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer, char *err,
-                       size_t errlen) {
+int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer) {
     if (optimizer && !ck->has_optimizer)
-        return fail(err, errlen, "the checkpoint has no optimizer state");
+        return status_fail("the checkpoint has no optimizer state");
     for (int i = 0; i < pt->count; i++) {
         const ParamInfo *p = &pt->info[i];
         const struct CkptTensor *t = NULL;
         for (int j = 0; j < ck->nparams && !t; j++)
             if (!strcmp(ck->tensors[j].name, p->name)) t = &ck->tensors[j];
-        if (!t) return fail(err, errlen, "the checkpoint has no tensor '%s'", p->name);
+        if (!t) return status_fail("the checkpoint has no tensor '%s'", p->name);
         if (t->rows != p->shape[0] || t->cols != p->shape[1])
-            return fail(err, errlen, "tensor '%s' is %dx%d in the checkpoint, the model wants %dx%d",
-                        p->name, t->rows, t->cols, p->shape[0], p->shape[1]);
+            return status_fail("tensor '%s' is %dx%d in the checkpoint, the model wants %dx%d",
+                               p->name, t->rows, t->cols, p->shape[0], p->shape[1]);
         memcpy(pt->param + p->offset, t->value, sizeof(float) * p->numel);
         if (optimizer) {
             memcpy(pt->adam_m + p->offset, t->adam_m, sizeof(float) * p->numel);

@@ -65,11 +65,11 @@ typedef struct Checkpoint {
     } *tensors;
 } Checkpoint;
 
-int checkpoint_load(const char *path, Checkpoint *ck, char *err, size_t errlen);
+/* Maps and verifies the file; 0, or -1 after status_fail (status.h) naming the path. */
+int checkpoint_load(const char *path, Checkpoint *ck);
 void checkpoint_free(Checkpoint *ck);
 /* Copies tensors into pt by name (and the Adam moments when `optimizer`); every tensor of pt
- * must be present with the same shape. */
-int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer, char *err,
-                       size_t errlen);
+ * must be present with the same shape. 0, or -1 after status_fail. */
+int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer);
 
 #endif

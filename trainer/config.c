@@ -6,7 +6,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <yaml.h>
 
 #include "check.h"
+#include "status.h"
 
 typedef enum { CT_INT, CT_FLOAT, CT_BOOL, CT_STR, CT_ENUM, CT_CORPORA } ConfigType;
 
@@ -22,24 +22,41 @@ typedef struct KeySpec {
     const char *name;  // "section.field"
     ConfigType type;
     size_t offset;     // of the field within Config
-    const char *def, *range, *help;
+    const char *def, *help;
+    const char *range;         // numbers: "lo..hi"; else ""
+    const char *const *names;  // ENUM: the value names, indexed by the enum's constants
+    int nnames;
 } KeySpec;
 
+/* The range column of a row: a "lo..hi" string, or for ENUM the enum type of the field, whose
+ * values are stored as an int. */
+#define SPEC_RANGE_INT(r) .range = r
+#define SPEC_RANGE_FLOAT(r) .range = r
+#define SPEC_RANGE_BOOL(r) .range = r
+#define SPEC_RANGE_STR(r) .range = r
+#define SPEC_RANGE_CORPORA(r) .range = r
+#define SPEC_RANGE_ENUM(Type)                                                                      \
+    .range = "", .names = CONFIG_ENUM_NAMES(Type),                                                 \
+    .nnames = sizeof CONFIG_ENUM_NAMES(Type) / sizeof *CONFIG_ENUM_NAMES(Type)
+#define SPEC(section, type_, field, def_, range_, help_)                                           \
+    {.name = #section "." #field,                                                                  \
+     .type = CT_##type_,                                                                           \
+     .offset = offsetof(Config, section.field),                                                    \
+     .def = def_,                                                                                  \
+     .help = help_,                                                                                \
+     SPEC_RANGE_##type_(range_)},
+
 static const KeySpec keys[CONFIG_NKEYS] = {
-#define KEY(type, field, def, range, help) \
-    {"model." #field, CT_##type, offsetof(Config, model.field), def, range, help},
+#define KEY(type, field, def, range, help) SPEC(model, type, field, def, range, help)
 #include "model_keys.def"
 #undef KEY
-#define KEY(type, field, def, range, help) \
-    {"decode." #field, CT_##type, offsetof(Config, decode.field), def, range, help},
+#define KEY(type, field, def, range, help) SPEC(decode, type, field, def, range, help)
 #include "decode_keys.def"
 #undef KEY
-#define KEY(type, field, def, range, help) \
-    {"data." #field, CT_##type, offsetof(Config, data.field), def, range, help},
+#define KEY(type, field, def, range, help) SPEC(data, type, field, def, range, help)
 #include "data_keys.def"
 #undef KEY
-#define KEY(type, field, def, range, help) \
-    {"train." #field, CT_##type, offsetof(Config, train.field), def, range, help},
+#define KEY(type, field, def, range, help) SPEC(train, type, field, def, range, help)
 #include "train_keys.def"
 #undef KEY
 };
@@ -70,15 +87,6 @@ static void *config_alloc(Config *c, size_t bytes) {
     return b->text;
 }
 
-static int fail(ConfigError *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(ConfigError *err, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* ---- key lookup ---- */
 
 static int levenshtein(const char *a, const char *b) {
@@ -103,16 +111,16 @@ static int key_find(const char *name) {
     return -1;
 }
 
-static int unknown_key(ConfigError *err, const char *where, const char *name) {
+static int unknown_key(const char *where, const char *name) {
     int best = -1, best_d = 4;
     for (int k = 0; k < CONFIG_NKEYS; k++) {
         int d = levenshtein(name, keys[k].name);
         if (d < best_d) best_d = d, best = k;
     }
     if (best >= 0)
-        return fail(err, "%s: unknown key '%s' (did you mean '%s'?)", where, name,
-                    keys[best].name);
-    return fail(err, "%s: unknown key '%s' (see 'nmt train --help' for the keys)", where, name);
+        return status_fail("%s: unknown key '%s' (did you mean '%s'?)", where, name,
+                           keys[best].name);
+    return status_fail("%s: unknown key '%s' (see 'nmt train --help' for the keys)", where, name);
 }
 
 /* ---- typed values ---- */
@@ -127,44 +135,58 @@ static bool parse_range(const char *range, double *lo, double *hi) {
     return true;
 }
 
-static bool enum_has(const char *choices, const char *v) {
-    size_t n = strlen(v);
-    for (const char *p = choices; *p;) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && !strncmp(p, v, n)) return true;
-        if (!bar) break;
-        p = bar + 1;
+int config_enum_value(int key, const char *name) {
+    const KeySpec *ks = &keys[key];
+    CHECK(ks->type == CT_ENUM, "%s is not an enum key", ks->name);
+    for (int i = 0; i < ks->nnames; i++)
+        if (!strcmp(ks->names[i], name)) return i;
+    return -1;
+}
+
+const char *config_enum_choices(int key, const char *sep, const char *last, char *out, size_t n) {
+    const KeySpec *ks = &keys[key];
+    CHECK(ks->type == CT_ENUM, "%s is not an enum key", ks->name);
+    size_t used = 0;
+    out[0] = 0;
+    for (int i = 0; i < ks->nnames && used < n; i++) {
+        const char *before = i == 0 ? "" : i < ks->nnames - 1 ? sep : last;
+        used += (size_t)snprintf(out + used, n - used, "%s%s", before, ks->names[i]);
     }
-    return false;
+    return out;
+}
+
+/* The range of key k as --help and the parser's messages show it: "lo..hi", "a|b|c" or "". */
+static const char *range_text(int k, char *out, size_t n) {
+    return keys[k].type == CT_ENUM ? config_enum_choices(k, "|", "|", out, n) : keys[k].range;
 }
 
 /* ${VAR} expansion; NMT_DATA defaults to ../shared/data. */
-static int expand_env(const char *in, char *out, size_t cap, const char *where, ConfigError *err) {
+static int expand_env(const char *in, char *out, size_t cap, const char *where) {
     size_t o = 0;
     for (const char *p = in; *p;) {
         if (p[0] == '$' && p[1] == '{') {
             const char *end = strchr(p, '}');
-            if (!end) return fail(err, "%s: unterminated ${ in '%s'", where, in);
+            if (!end) return status_fail("%s: unterminated ${ in '%s'", where, in);
             char var[128];
             size_t n = (size_t)(end - p - 2);
-            if (n >= sizeof var) return fail(err, "%s: variable name too long in '%s'", where, in);
+            if (n >= sizeof var)
+                return status_fail("%s: variable name too long in '%s'", where, in);
             memcpy(var, p + 2, n);
             var[n] = 0;
             const char *val = getenv(var);
             if (!val || !*val) {
                 if (strcmp(var, "NMT_DATA"))
-                    return fail(err, "%s: environment variable %s is not set (used in '%s')",
-                                where, var, in);
+                    return status_fail("%s: environment variable %s is not set (used in '%s')",
+                                       where, var, in);
                 val = "../shared/data";
             }
             size_t vn = strlen(val);
-            if (o + vn >= cap) return fail(err, "%s: value too long", where);
+            if (o + vn >= cap) return status_fail("%s: value too long", where);
             memcpy(out + o, val, vn);
             o += vn;
             p = end + 1;
         } else {
-            if (o + 1 >= cap) return fail(err, "%s: value too long", where);
+            if (o + 1 >= cap) return status_fail("%s: value too long", where);
             out[o++] = *p++;
         }
     }
@@ -179,7 +201,7 @@ static const char *type_name(ConfigType t) {
 }
 
 /* Sets key k from the scalar text v. `where` is "file:line" (or "--set") for messages. */
-static int set_scalar(Config *c, int k, const char *v, const char *where, ConfigError *err) {
+static int set_scalar(Config *c, int k, const char *v, const char *where) {
     const KeySpec *ks = &keys[k];
     void *field = (char *)c + ks->offset;
     double lo, hi;
@@ -189,9 +211,9 @@ static int set_scalar(Config *c, int k, const char *v, const char *where, Config
         errno = 0;
         long x = strtol(v, &end, 10);
         if (errno || end == v || *end)
-            return fail(err, "%s: %s: expected an integer, got '%s'", where, ks->name, v);
+            return status_fail("%s: %s: expected an integer, got '%s'", where, ks->name, v);
         if (parse_range(ks->range, &lo, &hi) && (x < lo || x > hi))
-            return fail(err, "%s: %s: %ld is out of range [%s]", where, ks->name, x, ks->range);
+            return status_fail("%s: %s: %ld is out of range [%s]", where, ks->name, x, ks->range);
         *(int *)field = (int)x;
         break;
     }
@@ -199,9 +221,9 @@ static int set_scalar(Config *c, int k, const char *v, const char *where, Config
         errno = 0;
         double x = strtod(v, &end);
         if (errno || end == v || *end || x != x)
-            return fail(err, "%s: %s: expected a number, got '%s'", where, ks->name, v);
+            return status_fail("%s: %s: expected a number, got '%s'", where, ks->name, v);
         if (parse_range(ks->range, &lo, &hi) && (x < lo || x > hi))
-            return fail(err, "%s: %s: %g is out of range [%s]", where, ks->name, x, ks->range);
+            return status_fail("%s: %s: %g is out of range [%s]", where, ks->name, x, ks->range);
         *(double *)field = x;
         break;
     }
@@ -212,18 +234,23 @@ static int set_scalar(Config *c, int k, const char *v, const char *where, Config
             if (!strcasecmp(v, yes[i])) val = 1;
             if (!strcasecmp(v, no[i])) val = 0;
         }
-        if (val < 0) return fail(err, "%s: %s: expected true or false, got '%s'", where, ks->name, v);
+        if (val < 0)
+            return status_fail("%s: %s: expected true or false, got '%s'", where, ks->name, v);
         *(bool *)field = val;
         break;
     }
-    case CT_ENUM:
-        if (!enum_has(ks->range, v))
-            return fail(err, "%s: %s: expected one of %s, got '%s'", where, ks->name, ks->range, v);
-        *(const char **)field = config_strdup(c, v, strlen(v));
+    case CT_ENUM: {
+        int value = config_enum_value(k, v);
+        char range[256];
+        if (value < 0)
+            return status_fail("%s: %s: expected one of %s, got '%s'", where, ks->name,
+                               range_text(k, range, sizeof range), v);
+        *(int *)field = value;
         break;
+    }
     case CT_STR: {
         char buf[4096];
-        if (expand_env(v, buf, sizeof buf, where, err)) return -1;
+        if (expand_env(v, buf, sizeof buf, where)) return -1;
         *(const char **)field = config_strdup(c, buf, strlen(buf));
         break;
     }
@@ -238,13 +265,13 @@ static int set_scalar(Config *c, int k, const char *v, const char *where, Config
             const char *semi = strchr(p, ';'), *stop = semi ? semi : p + strlen(p);
             const char *comma = memchr(p, ',', (size_t)(stop - p));
             if (!comma)
-                return fail(err, "%s: %s: expected 'src,tgt[;src,tgt...]', got '%s'", where,
-                            ks->name, v);
+                return status_fail("%s: %s: expected 'src,tgt[;src,tgt...]', got '%s'", where,
+                                   ks->name, v);
             char src[4096], tgt[4096], raw[4096];
             snprintf(raw, sizeof raw, "%.*s", (int)(comma - p), p);
-            if (expand_env(raw, src, sizeof src, where, err)) return -1;
+            if (expand_env(raw, src, sizeof src, where)) return -1;
             snprintf(raw, sizeof raw, "%.*s", (int)(stop - comma - 1), comma + 1);
-            if (expand_env(raw, tgt, sizeof tgt, where, err)) return -1;
+            if (expand_env(raw, tgt, sizeof tgt, where)) return -1;
             items[i] = (CorpusPair){config_strdup(c, src, strlen(src)),
                                     config_strdup(c, tgt, strlen(tgt))};
             p = semi ? semi + 1 : stop;
@@ -259,9 +286,8 @@ static int set_scalar(Config *c, int k, const char *v, const char *where, Config
 
 void config_init(Config *c) {
     memset(c, 0, sizeof *c);
-    ConfigError err;
     for (int k = 0; k < CONFIG_NKEYS; k++) {
-        CHECK(set_scalar(c, k, keys[k].def, "default", &err) == 0, "bad default: %s", err.msg);
+        CHECK(set_scalar(c, k, keys[k].def, "default") == 0, "bad default: %s", status_message());
         c->origin[k] = NULL;
     }
 }
@@ -274,14 +300,14 @@ void config_free(Config *c) {
     memset(c, 0, sizeof *c);
 }
 
-int config_set(Config *c, const char *assignment, ConfigError *err) {
+int config_set(Config *c, const char *assignment) {
     const char *eq = strchr(assignment, '=');
-    if (!eq) return fail(err, "--set %s: expected section.key=value", assignment);
+    if (!eq) return status_fail("--set %s: expected section.key=value", assignment);
     char name[256];
     snprintf(name, sizeof name, "%.*s", (int)(eq - assignment), assignment);
     int k = key_find(name);
-    if (k < 0) return unknown_key(err, "--set", name);
-    return set_scalar(c, k, eq + 1, "--set", err);
+    if (k < 0) return unknown_key("--set", name);
+    return set_scalar(c, k, eq + 1, "--set");
 }
 
 /* ---- YAML ---- */
@@ -293,13 +319,13 @@ typedef struct YamlReader {
     bool have_event;
 } YamlReader;
 
-static int yaml_next(YamlReader *r, ConfigError *err) {
+static int yaml_next(YamlReader *r) {
     if (r->have_event) yaml_event_delete(&r->ev);
     r->have_event = false;
     if (!yaml_parser_parse(&r->parser, &r->ev))
-        return fail(err, "%s:%zu: YAML syntax error: %s", r->origin,
-                    r->parser.problem_mark.line + 1,
-                    r->parser.problem ? r->parser.problem : "unknown");
+        return status_fail("%s:%zu: YAML syntax error: %s", r->origin,
+                           r->parser.problem_mark.line + 1,
+                           r->parser.problem ? r->parser.problem : "unknown");
     r->have_event = true;
     return 0;
 }
@@ -307,47 +333,49 @@ static int yaml_next(YamlReader *r, ConfigError *err) {
 static size_t ev_line(const YamlReader *r) { return r->ev.start_mark.line + 1; }
 static const char *ev_text(const YamlReader *r) { return (const char *)r->ev.data.scalar.value; }
 
-static int read_corpora(Config *c, YamlReader *r, int k, ConfigError *err) {
+static int read_corpora(Config *c, YamlReader *r, int k) {
     char where[512];
     snprintf(where, sizeof where, "%s:%zu", r->origin, ev_line(r));
     CorpusPair items[256];
     int n = 0;
     for (;;) {
-        if (yaml_next(r, err)) return -1;
+        if (yaml_next(r)) return -1;
         if (r->ev.type == YAML_SEQUENCE_END_EVENT) break;
         size_t line = ev_line(r);
         if (r->ev.type != YAML_MAPPING_START_EVENT)
-            return fail(err, "%s:%zu: %s: expected a {src: file, tgt: file} entry", r->origin,
-                        line, keys[k].name);
-        if (n == 256) return fail(err, "%s:%zu: %s: too many corpora", r->origin, line, keys[k].name);
+            return status_fail("%s:%zu: %s: expected a {src: file, tgt: file} entry", r->origin,
+                               line, keys[k].name);
+        if (n == 256)
+            return status_fail("%s:%zu: %s: too many corpora", r->origin, line, keys[k].name);
         const char *src = NULL, *tgt = NULL;
         for (;;) {
-            if (yaml_next(r, err)) return -1;
+            if (yaml_next(r)) return -1;
             if (r->ev.type == YAML_MAPPING_END_EVENT) break;
             if (r->ev.type != YAML_SCALAR_EVENT)
-                return fail(err, "%s:%zu: %s: expected src or tgt", r->origin, ev_line(r), keys[k].name);
+                return status_fail("%s:%zu: %s: expected src or tgt", r->origin, ev_line(r),
+                                   keys[k].name);
             char field[16];
             snprintf(field, sizeof field, "%s", ev_text(r));
             size_t fline = ev_line(r);
-            if (yaml_next(r, err)) return -1;
+            if (yaml_next(r)) return -1;
             if (r->ev.type != YAML_SCALAR_EVENT)
-                return fail(err, "%s:%zu: %s.%s: expected a file path", r->origin, fline,
-                            keys[k].name, field);
+                return status_fail("%s:%zu: %s.%s: expected a file path", r->origin, fline,
+                                   keys[k].name, field);
             char path[4096];
             snprintf(where, sizeof where, "%s:%zu", r->origin, fline);
-            if (expand_env(ev_text(r), path, sizeof path, where, err)) return -1;
+            if (expand_env(ev_text(r), path, sizeof path, where)) return -1;
             const char *owned = config_strdup(c, path, strlen(path));
             if (!strcmp(field, "src"))
                 src = owned;
             else if (!strcmp(field, "tgt"))
                 tgt = owned;
             else
-                return fail(err, "%s:%zu: %s: unknown field '%s' (expected src and tgt)",
-                            r->origin, fline, keys[k].name, field);
+                return status_fail("%s:%zu: %s: unknown field '%s' (expected src and tgt)",
+                                   r->origin, fline, keys[k].name, field);
         }
         if (!src || !tgt)
-            return fail(err, "%s:%zu: %s: entry needs both src and tgt", r->origin, line,
-                        keys[k].name);
+            return status_fail("%s:%zu: %s: entry needs both src and tgt", r->origin, line,
+                               keys[k].name);
         items[n++] = (CorpusPair){src, tgt};
     }
     CorpusPair *owned = config_alloc(c, sizeof(CorpusPair) * (n ? n : 1));
@@ -358,57 +386,58 @@ static int read_corpora(Config *c, YamlReader *r, int k, ConfigError *err) {
     return 0;
 }
 
-static int read_section(Config *c, YamlReader *r, const char *section, ConfigError *err) {
+static int read_section(Config *c, YamlReader *r, const char *section) {
     for (;;) {
-        if (yaml_next(r, err)) return -1;
+        if (yaml_next(r)) return -1;
         if (r->ev.type == YAML_MAPPING_END_EVENT) return 0;
         if (r->ev.type != YAML_SCALAR_EVENT)
-            return fail(err, "%s:%zu: expected a key in section '%s'", r->origin, ev_line(r), section);
+            return status_fail("%s:%zu: expected a key in section '%s'", r->origin, ev_line(r),
+                               section);
         char name[256], where[512];
         snprintf(name, sizeof name, "%s.%s", section, ev_text(r));
         snprintf(where, sizeof where, "%s:%zu", r->origin, ev_line(r));
         int k = key_find(name);
-        if (k < 0) return unknown_key(err, where, name);
-        if (yaml_next(r, err)) return -1;
+        if (k < 0) return unknown_key(where, name);
+        if (yaml_next(r)) return -1;
         if (keys[k].type == CT_CORPORA && r->ev.type == YAML_SEQUENCE_START_EVENT) {
-            if (read_corpora(c, r, k, err)) return -1;
+            if (read_corpora(c, r, k)) return -1;
         } else if (r->ev.type == YAML_SCALAR_EVENT) {
-            if (set_scalar(c, k, ev_text(r), where, err)) return -1;
+            if (set_scalar(c, k, ev_text(r), where)) return -1;
         } else {
-            return fail(err, "%s: %s: expected %s%s%s", where, name, type_name(keys[k].type),
-                        keys[k].type == CT_ENUM ? " " : "",
-                        keys[k].type == CT_ENUM ? keys[k].range : "");
+            char range[256];
+            return status_fail("%s: %s: expected %s%s%s", where, name, type_name(keys[k].type),
+                               keys[k].type == CT_ENUM ? " " : "",
+                               keys[k].type == CT_ENUM ? range_text(k, range, sizeof range) : "");
         }
     }
 }
 
-int config_load_string(Config *c, const char *text, size_t len, const char *origin,
-                       ConfigError *err) {
+int config_load_string(Config *c, const char *text, size_t len, const char *origin) {
     YamlReader r = {.origin = origin};
     yaml_parser_initialize(&r.parser);
     yaml_parser_set_input_string(&r.parser, (const unsigned char *)text, len);
     int rc = -1;
-    if (yaml_next(&r, err)) goto done;  // stream start
-    if (yaml_next(&r, err)) goto done;
+    if (yaml_next(&r)) goto done;  // stream start
+    if (yaml_next(&r)) goto done;
     if (r.ev.type == YAML_STREAM_END_EVENT) {  // empty file
         rc = 0;
         goto done;
     }
-    if (yaml_next(&r, err)) goto done;  // document start -> root node
+    if (yaml_next(&r)) goto done;  // document start -> root node
     if (r.ev.type == YAML_SCALAR_EVENT && !*ev_text(&r)) {
         rc = 0;
         goto done;
     }
     if (r.ev.type != YAML_MAPPING_START_EVENT) {
-        fail(err, "%s:%zu: expected sections (model:, data:, train:, decode:) at the top level",
-             origin, ev_line(&r));
+        status_fail("%s:%zu: expected sections (model:, data:, train:, decode:) at the top level",
+                    origin, ev_line(&r));
         goto done;
     }
     for (;;) {
-        if (yaml_next(&r, err)) goto done;
+        if (yaml_next(&r)) goto done;
         if (r.ev.type == YAML_MAPPING_END_EVENT) break;
         if (r.ev.type != YAML_SCALAR_EVENT) {
-            fail(err, "%s:%zu: expected a section name", origin, ev_line(&r));
+            status_fail("%s:%zu: expected a section name", origin, ev_line(&r));
             goto done;
         }
         char section[64];
@@ -417,17 +446,17 @@ int config_load_string(Config *c, const char *text, size_t len, const char *orig
         bool known = false;
         for (int s = 0; s < NSECTIONS; s++) known |= !strcmp(section, sections[s]);
         if (!known) {
-            fail(err, "%s:%zu: unknown section '%s' (expected model, decode, data or train)",
-                 origin, line, section);
+            status_fail("%s:%zu: unknown section '%s' (expected model, decode, data or train)",
+                        origin, line, section);
             goto done;
         }
-        if (yaml_next(&r, err)) goto done;
+        if (yaml_next(&r)) goto done;
         if (r.ev.type == YAML_SCALAR_EVENT && !*ev_text(&r)) continue;  // "section:" alone
         if (r.ev.type != YAML_MAPPING_START_EVENT) {
-            fail(err, "%s:%zu: section '%s' must be a mapping of keys", origin, line, section);
+            status_fail("%s:%zu: section '%s' must be a mapping of keys", origin, line, section);
             goto done;
         }
-        if (read_section(c, &r, section, err)) goto done;
+        if (read_section(c, &r, section)) goto done;
     }
     rc = 0;
 done:
@@ -436,9 +465,9 @@ done:
     return rc;
 }
 
-int config_load_file(Config *c, const char *path, ConfigError *err) {
+int config_load_file(Config *c, const char *path) {
     FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, "%s: cannot open config file: %s", path, strerror(errno));
+    if (!f) return status_fail("%s: cannot open config file: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0;
     char *buf = xmalloc(cap);
     for (size_t got; (got = fread(buf + n, 1, cap - n, f)) > 0;) {
@@ -446,7 +475,7 @@ int config_load_file(Config *c, const char *path, ConfigError *err) {
         if (n == cap) buf = xrealloc(buf, cap *= 2);
     }
     fclose(f);
-    int rc = config_load_string(c, buf, n, path, err);
+    int rc = config_load_string(c, buf, n, path);
     free(buf);
     return rc;
 }
@@ -459,23 +488,24 @@ static const char *origin_of(const Config *c, int k) {
 
 int config_model_dk(const ModelConfig *m) { return m->dk ? m->dk : m->d_model; }
 
-int config_check(const Config *c, ConfigError *err) {
+int config_check(const Config *c) {
     const ModelConfig *m = &c->model;
     if (m->d_model % m->heads)
-        return fail(err, "%s: model.heads: d_model %d is not divisible by heads %d",
-                    origin_of(c, CONFIG_KEY_model_heads), m->d_model, m->heads);
+        return status_fail("%s: model.heads: d_model %d is not divisible by heads %d",
+                           origin_of(c, CONFIG_KEY_model_heads), m->d_model, m->heads);
     int dk = config_model_dk(m);
-    if (!strcmp(m->attention, "concat") && dk % m->heads)
-        return fail(err, "%s: model.dk: concat attention splits the key width over heads, "
-                         "but dk %d is not divisible by heads %d",
-                    origin_of(c, CONFIG_KEY_model_dk), dk, m->heads);
-    if (!strcmp(c->train.valid_metric, "bleu") && c->decode.valid_beam == 0)
-        return fail(err, "%s: train.valid_metric: bleu needs validation BLEU, but decode.valid_beam "
-                         "is 0 (use valid_metric: nll, or a beam of 1 or more)",
-                    origin_of(c, CONFIG_KEY_train_valid_metric));
-    if (!strcmp(c->train.schedule, "noam") && c->train.warmup == 0)
-        return fail(err, "%s: train.warmup: the noam schedule needs warmup > 0",
-                    origin_of(c, CONFIG_KEY_train_warmup));
+    if (m->attention == ATTENTION_CONCAT && dk % m->heads)
+        return status_fail("%s: model.dk: concat attention splits the key width over heads, "
+                           "but dk %d is not divisible by heads %d",
+                           origin_of(c, CONFIG_KEY_model_dk), dk, m->heads);
+    if (c->train.valid_metric == VALID_METRIC_BLEU && c->decode.valid_beam == 0)
+        return status_fail(
+            "%s: train.valid_metric: bleu needs validation BLEU, but decode.valid_beam "
+            "is 0 (use valid_metric: nll, or a beam of 1 or more)",
+            origin_of(c, CONFIG_KEY_train_valid_metric));
+    if (c->train.schedule == SCHEDULE_NOAM && c->train.warmup == 0)
+        return status_fail("%s: train.warmup: the noam schedule needs warmup > 0",
+                           origin_of(c, CONFIG_KEY_train_warmup));
     return 0;
 }
 
@@ -507,8 +537,8 @@ static void print_value(FILE *out, const Config *c, int k) {
     case CT_INT: fprintf(out, "%d", *(const int *)field); break;
     case CT_FLOAT: print_double(out, *(const double *)field); break;
     case CT_BOOL: fputs(*(const bool *)field ? "true" : "false", out); break;
-    case CT_STR:
-    case CT_ENUM: print_quoted(out, *(const char *const *)field); break;
+    case CT_STR: print_quoted(out, *(const char *const *)field); break;
+    case CT_ENUM: print_quoted(out, ks->names[*(const int *)field]); break;
     case CT_CORPORA: {
         const CorpusList *l = field;
         if (!l->count) fputs("[]", out);
@@ -590,7 +620,9 @@ void config_help(FILE *out, const char *wanted) {
             if (strncmp(ks->name, sections[s], sl) || ks->name[sl] != '.') continue;
             fprintf(out, "  %-28s %-7s %-14s %s", ks->name, type_short[ks->type],
                     *ks->def ? ks->def : "\"\"", ks->help);
-            if (*ks->range) fprintf(out, " [%s]", ks->range);
+            char buf[256];
+            const char *range = range_text(k, buf, sizeof buf);
+            if (*range) fprintf(out, " [%s]", range);
             fputc('\n', out);
         }
     }

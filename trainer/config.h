@@ -3,8 +3,9 @@
  * The key tables (model/model_keys.def, model/decode_keys.def, data/data_keys.def,
  * trainer/train_keys.def) are the single source of truth: they generate the structs, the parser,
  * `--help` and the resolved-config dump written into run directories and checkpoints.
+ * ENUM keys are C enums (kernels/config_types.h), parsed here once from their names.
  * Unknown keys, wrong types, out-of-range values and inconsistent combinations are errors that
- * name the file, line and key. Loading functions return 0, or -1 with the message in err. */
+ * name the file, line and key. Loading functions return 0, or -1 after status_fail (status.h). */
 #ifndef NMT_CONFIG_H
 #define NMT_CONFIG_H
 
@@ -42,19 +43,20 @@ typedef struct Config {
     ConfigStrings *strings;            // owns every string above
 } Config;
 
-typedef struct ConfigError {
-    char msg[1024];
-} ConfigError;
-
 void config_init(Config *c);  // all defaults
 void config_free(Config *c);
-int config_load_file(Config *c, const char *path, ConfigError *err);
+int config_load_file(Config *c, const char *path);
 /* YAML text from memory; `origin` names it in messages (e.g. "checkpoint.last:config"). */
-int config_load_string(Config *c, const char *text, size_t len, const char *origin,
-                       ConfigError *err);
-int config_set(Config *c, const char *assignment, ConfigError *err);  // "section.key=value"
+int config_load_string(Config *c, const char *text, size_t len, const char *origin);
+int config_set(Config *c, const char *assignment);  // "section.key=value"
 /* Cross-key rules (d_model % heads, key widths, schedule needs warmup ...). */
-int config_check(const Config *c, ConfigError *err);
+int config_check(const Config *c);
+
+/* The constant of ENUM key `key` (CONFIG_KEY_*) whose name is `name`; -1 if there is none. */
+int config_enum_value(int key, const char *name);
+/* The value names of ENUM key `key` into out: separated by sep, the last two by last (e.g. "|"
+ * and "|" give "a|b|c"; ", " and " or " give "a, b or c"). Returns out. */
+const char *config_enum_choices(int key, const char *sep, const char *last, char *out, size_t n);
 
 void config_dump(const Config *c, FILE *out);  // YAML that config_load_string reads back
 char *config_dump_string(const Config *c);     // malloc'd

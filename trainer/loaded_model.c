@@ -8,12 +8,10 @@
 
 /* The checkpoint and the config embedded in it. */
 static void open_with_config(Checkpoint *ck, Config *cfg, const char *path) {
-    char err[1024];
-    if (checkpoint_load(path, ck, err, sizeof err)) FATAL("%s", err);
+    if (checkpoint_load(path, ck)) FATAL("%s", status_message());
     config_init(cfg);
-    ConfigError cerr;
-    if (config_load_string(cfg, ck->config, strlen(ck->config), path, &cerr))
-        FATAL("%s: the embedded config: %s", path, cerr.msg);
+    if (config_load_string(cfg, ck->config, strlen(ck->config), path))
+        FATAL("%s: the embedded config: %s", path, status_message());
 }
 
 void checkpoint_params_open(CheckpointParams *cp, const char *path) {
@@ -24,8 +22,7 @@ void checkpoint_params_open(CheckpointParams *cp, const char *path) {
     params_init(&cp->pt);
     model_declare(&cp->pt, &cp->cfg.model, cp->ck.tensors[0].rows);
     params_finalize(&cp->pt);
-    char err[1024];
-    if (checkpoint_restore(&cp->ck, &cp->pt, false, err, sizeof err)) FATAL("%s: %s", path, err);
+    if (checkpoint_restore(&cp->ck, &cp->pt, false)) FATAL("%s: %s", path, status_message());
 }
 
 void checkpoint_params_close(CheckpointParams *cp) {
@@ -37,14 +34,12 @@ void checkpoint_params_close(CheckpointParams *cp) {
 
 void loaded_model_open(LoadedModel *lm, const char *path) {
     memset(lm, 0, sizeof *lm);
-    char err[1024];
     open_with_config(&lm->ck, &lm->cfg, path);
     CHECK(lm->ck.spm, "%s has no SentencePiece model", path);
     if (spm_load_bytes(&lm->spm, lm->ck.spm, lm->ck.spm_len))
         FATAL("%s: the embedded SentencePiece model: %s", path, status_message());
     model_build(&lm->m, &lm->cfg.model, spm_vocab_size(lm->spm));
-    if (checkpoint_restore(&lm->ck, &lm->m.params, false, err, sizeof err))
-        FATAL("%s: %s", path, err);
+    if (checkpoint_restore(&lm->ck, &lm->m.params, false)) FATAL("%s: %s", path, status_message());
 }
 
 void loaded_model_close(LoadedModel *lm) {

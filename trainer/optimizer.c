@@ -49,11 +49,14 @@ double grads_clip(ParamTable *pt, double max_norm) {
 double schedule_lr(const TrainConfig *t, int d_model, long step) {
     CHECK(step >= 1, "schedule_lr: step %ld", step);
     double s = (double)step, w = (double)t->warmup;
-    if (!strcmp(t->schedule, "constant")) return t->lr;
-    if (!strcmp(t->schedule, "noam"))
+    switch (t->schedule) {
+    case SCHEDULE_CONSTANT: return t->lr;
+    case SCHEDULE_NOAM:
         return t->lr / sqrt((double)d_model) * fmin(1.0 / sqrt(s), s * pow(w, -1.5));
-    // inverse_sqrt (fairseq)
-    if (t->warmup > 0 && step < t->warmup)
-        return t->warmup_init_lr + (t->lr - t->warmup_init_lr) * s / w;
-    return t->warmup > 0 ? t->lr * sqrt(w / s) : t->lr;
+    case SCHEDULE_INVERSE_SQRT: // fairseq
+        if (t->warmup > 0 && step < t->warmup)
+            return t->warmup_init_lr + (t->lr - t->warmup_init_lr) * s / w;
+        return t->warmup > 0 ? t->lr * sqrt(w / s) : t->lr;
+    }
+    FATAL("%d is not a learning-rate schedule", (int)t->schedule);
 }

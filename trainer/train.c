@@ -106,14 +106,12 @@ static void open_data(Trainer *t) {
 /* Restores a run directory's checkpoint.last, checking that the model is the same. */
 static bool resume(Trainer *t, const char *last) {
     Checkpoint ck;
-    char err[1024];
-    if (checkpoint_load(last, &ck, err, sizeof err))
-        FATAL("%s\n  (to start over, remove the run directory %s)", err, t->run_dir);
+    if (checkpoint_load(last, &ck))
+        FATAL("%s\n  (to start over, remove the run directory %s)", status_message(), t->run_dir);
     Config saved;
     config_init(&saved);
-    ConfigError cerr;
-    CHECK(config_load_string(&saved, ck.config, strlen(ck.config), last, &cerr) == 0, "%s",
-          cerr.msg);
+    CHECK(config_load_string(&saved, ck.config, strlen(ck.config), last) == 0, "%s",
+          status_message());
     char diff[2048];
     if (config_differences(&saved, t->cfg, "model.", diff, sizeof diff))
         FATAL("%s was trained with a different model (%s); use another train.run_dir", last, diff);
@@ -123,7 +121,7 @@ static bool resume(Trainer *t, const char *last) {
         FATAL("%s was trained with another SentencePiece model than %s/spm.model now holds; "
               "use another train.run_dir", last, t->cfg->data.dir);
     CHECK(ck.has_state && ck.has_optimizer, "%s has no training state", last);
-    if (checkpoint_restore(&ck, &t->m.params, true, err, sizeof err)) FATAL("%s: %s", last, err);
+    if (checkpoint_restore(&ck, &t->m.params, true)) FATAL("%s: %s", last, status_message());
     t->st = ck.state;
     checkpoint_free(&ck);
     config_free(&saved);
@@ -132,14 +130,13 @@ static bool resume(Trainer *t, const char *last) {
 
 static void init_from(Trainer *t, const char *path) {
     Checkpoint ck;
-    char err[1024];
-    if (checkpoint_load(path, &ck, err, sizeof err)) FATAL("train.init_from: %s", err);
+    if (checkpoint_load(path, &ck)) FATAL("train.init_from: %s", status_message());
     if (ck.spm_len != t->spm_len || memcmp(ck.spm, t->spm_bytes, t->spm_len))
         FATAL("train.init_from %s: trained with another SentencePiece model than %s/spm.model; "
               "its token ids would not match",
               path, t->cfg->data.dir);
-    if (checkpoint_restore(&ck, &t->m.params, false, err, sizeof err))
-        FATAL("train.init_from %s: %s", path, err);
+    if (checkpoint_restore(&ck, &t->m.params, false))
+        FATAL("train.init_from %s: %s", path, status_message());
     checkpoint_free(&ck);
     fprintf(stderr, "[train] parameters from %s; optimizer and schedule start fresh\n", path);
 }
@@ -176,6 +173,16 @@ static ModelBatch model_batch(const Batch *b) {
     return (ModelBatch){b->B, b->S, b->T, b->src, b->tgt_in, b->tgt_out, b->src_len, b->tgt_len};
 }
 
+/* The value of train.valid_metric among the validation results, and in *sign the factor that
+ * makes it a score where higher is better. */
+static double metric_value(ValidMetric m, double bleu, double nll, double *sign) {
+    switch (m) {
+    case VALID_METRIC_BLEU: *sign = 1; return bleu;
+    case VALID_METRIC_NLL: *sign = -1; return nll;
+    }
+    FATAL("%d is not a validation metric", (int)m);
+}
+
 /* Dev NLL per token and BLEU; returns the metric where higher is better. */
 static double validate(Trainer *t) {
     const TrainConfig *tc = &t->cfg->train;
@@ -208,7 +215,8 @@ static double validate(Trainer *t) {
         for (long i = 0; i < n; i++) free(hyp[i]);
         free(hyp), free(src), free(len), free(out), free(out_len);
     }
-    double metric = !strcmp(tc->valid_metric, "bleu") ? bleu : -nll;
+    double sign, value = metric_value(tc->valid_metric, bleu, nll, &sign);
+    double metric = sign * value;
     TrainState *st = &t->st;
     bool best = !st->has_best || metric > st->best_metric;
     char status[128];
@@ -219,7 +227,7 @@ static double validate(Trainer *t) {
     } else {
         st->stalls++;
         snprintf(status, sizeof status, "stalled %d times (best %s %.4g)", st->stalls,
-                 tc->valid_metric, !strcmp(tc->valid_metric, "bleu") ? st->best_metric : -st->best_metric);
+                 valid_metric_name(tc->valid_metric), sign * st->best_metric);
     }
     double secs = now_seconds() - t0;
     char bleu_text[64] = "";
@@ -337,7 +345,7 @@ int train_run(Config *cfg) {
     free(log_path), free(json_path);
 
     open_data(t);
-    const GemmImpl *gemm = gemm_select(tc->gemm);
+    const GemmImpl *gemm = gemm_select(gemm_backend_name(tc->gemm));
     model_build(&t->m, &cfg->model, spm_vocab_size(t->spm));
     t->config_text = config_dump_string(cfg);
     char *last = path_join(t->run_dir, "checkpoint.last");
@@ -373,16 +381,18 @@ int train_run(Config *cfg) {
     t->adam = (AdamHyper){tc->beta1, tc->beta2, tc->eps, tc->weight_decay};
 
     size_t nparams = params_count(&t->m.params);
-    logf_both(t, "[train] %s: %s attention (dk %d), %zu parameters (%.2fM), vocabulary %d, "
+    logf_both(t,
+              "[train] %s: %s attention (dk %d), %zu parameters (%.2fM), vocabulary %d, "
               "%ld training pairs, %ld validation pairs, %d threads, gemm %s\n",
-              resumed ? "resuming" : "starting", cfg->model.attention, config_model_dk(&cfg->model),
-              nparams, nparams / 1e6, t->m.V, t->train_cache.npairs, t->valid_cache.npairs,
-              t->m.nthreads, gemm->name);
+              resumed ? "resuming" : "starting", attention_mode_name(cfg->model.attention),
+              config_model_dk(&cfg->model), nparams, nparams / 1e6, t->m.V, t->train_cache.npairs,
+              t->valid_cache.npairs, t->m.nthreads, gemm->name);
     if (resumed)
         logf_both(t, "[train] resumed at update %ld, epoch %d, batch %ld of the epoch\n",
                   t->st.update, t->st.epoch, t->st.batch_in_epoch);
-    fprintf(t->jsonl, "{\"type\":\"%s\",\"update\":%ld,\"attention\":\"%s\",\"dk\":%d,\"params\":%zu}\n",
-            resumed ? "resume" : "start", t->st.update, cfg->model.attention,
+    fprintf(t->jsonl,
+            "{\"type\":\"%s\",\"update\":%ld,\"attention\":\"%s\",\"dk\":%d,\"params\":%zu}\n",
+            resumed ? "resume" : "start", t->st.update, attention_mode_name(cfg->model.attention),
             config_model_dk(&cfg->model), nparams);
     fflush(t->jsonl);
 

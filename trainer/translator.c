@@ -19,7 +19,7 @@ _Static_assert((int)TOKEN_PAD == (int)SPM_PAD_ID && (int)TOKEN_UNK == (int)SPM_U
                "special token ids of the model and of SentencePiece differ");
 
 SearchOptions translator_options(const DecodeConfig *dc, int beam) {
-    SearchOptions o = {beam, (float)dc->lenpen, !strcmp(dc->lenpen_form, "gnmt"),
+    SearchOptions o = {beam, (float)dc->lenpen, dc->lenpen_form == LENPEN_GNMT,
                        (float)dc->max_len_a, dc->max_len_b, 0};
     return o;
 }

@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "bench.h"
+#include "check.h"
 #include "config.h"
 #include "cpu.h"
 #include "flops.h"
@@ -56,15 +57,15 @@ int bench_decode(int argc, char **argv) {
         }
     }
     args_config_finish(cmd, &cfg);
-    const GemmImpl *gemm = gemm_select(cfg.train.gemm);
+    const GemmImpl *gemm = gemm_select(gemm_backend_name(cfg.train.gemm));
     if (cfg.model.vocab_size <= 0) args_usage_error(cmd, "the config must set model.vocab_size");
     const int V = cfg.model.vocab_size;
     Model m;
     model_build(&m, &cfg.model, V);
     model_init_params(&m, (uint64_t)cfg.train.seed);
     model_plan(&m, batch * len, len + 1);
-    int32_t *src = malloc(sizeof(int32_t) * n_sent * len);
-    int *src_len = malloc(sizeof(int) * n_sent);
+    int32_t *src = xmalloc(sizeof(int32_t) * n_sent * len);
+    int *src_len = xmalloc(sizeof(int) * n_sent);
     Rng r = rng_init(1, 5);
     for (int i = 0; i < n_sent * len; i++) src[i] = 4 + (int32_t)rng_below(&r, V - 4);
     for (int s = 0; s < n_sent; s++) src_len[s] = len;
@@ -80,9 +81,9 @@ int bench_decode(int argc, char **argv) {
         DecodeCapacity cap = {batch, k, batch * len, batch * k * len, len};
         decode_init(&st, &m, &cap);
         SearchOptions o = {k, 0.6f, true, 0.0f, len, len};
-        int32_t *out = malloc(sizeof(int32_t) * batch * (len + 1));
-        int *out_len = malloc(sizeof(int) * batch);
-        float *score = malloc(sizeof(float) * batch);
+        int32_t *out = xmalloc(sizeof(int32_t) * batch * (len + 1));
+        int *out_len = xmalloc(sizeof(int) * batch);
+        float *score = xmalloc(sizeof(float) * batch);
         SearchResult res = {out, len + 1, out_len, score};
         search_batch(&st, &c, &o, src, src_len, batch < 8 ? batch : 8, len, &res);  // warm-up
         double t0 = now_seconds();
@@ -97,20 +98,21 @@ int bench_decode(int argc, char **argv) {
         double dt = now_seconds() - t0, gflops = flops / dt / 1e9;
         const char *mode = k == 1 ? "greedy" : "beam";
         if (json)
-            printf("{\"bench\":\"decode\",\"attention\":\"%s\",\"dk\":%d,\"mode\":\"%s\",\"beam\":%d,"
-                   "\"sentences\":%d,\"batch\":%d,\"out_len\":%d,\"threads\":%d,\"seconds\":%.3f,"
-                   "\"sentences_per_s\":%.1f,\"tokens_per_s\":%.0f,\"gflop\":%.3f,\"gflops\":%.2f,"
-                   "\"pct_peak\":%.1f,\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"}\n",
-                   cfg.model.attention, config_model_dk(&cfg.model), mode, k, n_sent, batch, len,
-                   m.nthreads, dt, n_sent / dt, tokens / dt, flops / 1e9, gflops,
-                   100.0 * gflops / peak.gflops, peak.gflops, peak.isa, cpu_build_arch());
+            printf(
+                "{\"bench\":\"decode\",\"attention\":\"%s\",\"dk\":%d,\"mode\":\"%s\",\"beam\":%d,"
+                "\"sentences\":%d,\"batch\":%d,\"out_len\":%d,\"threads\":%d,\"seconds\":%.3f,"
+                "\"sentences_per_s\":%.1f,\"tokens_per_s\":%.0f,\"gflop\":%.3f,\"gflops\":%.2f,"
+                "\"pct_peak\":%.1f,\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"}\n",
+                attention_mode_name(cfg.model.attention), config_model_dk(&cfg.model), mode, k,
+                n_sent, batch, len, m.nthreads, dt, n_sent / dt, tokens / dt, flops / 1e9, gflops,
+                100.0 * gflops / peak.gflops, peak.gflops, peak.isa, cpu_build_arch());
         else
             printf("decode %-6s beam %-2d %s attention (dk %d): %d sentences in %.2f s = %.1f "
                    "sentences/s, %.0f tokens/s, %.1f GFLOP/s = %.1f%% of the FMA peak (batch %d, "
                    "%d tokens out, %d threads)\n",
-                   mode, k, cfg.model.attention, config_model_dk(&cfg.model), n_sent, dt,
-                   n_sent / dt, tokens / dt, gflops, 100.0 * gflops / peak.gflops, batch, len,
-                   m.nthreads);
+                   mode, k, attention_mode_name(cfg.model.attention), config_model_dk(&cfg.model),
+                   n_sent, dt, n_sent / dt, tokens / dt, gflops, 100.0 * gflops / peak.gflops,
+                   batch, len, m.nthreads);
         fflush(stdout);
         free(out), free(out_len), free(score);
         decode_free(&st);

@@ -12,6 +12,7 @@
 
 #include "args.h"
 #include "bench.h"
+#include "check.h"
 #include "config.h"
 #include "cpu.h"
 #include "flops.h"
@@ -66,7 +67,7 @@ int bench_train(int argc, char **argv) {
         }
     }
     args_config_finish(cmd, &cfg);
-    const GemmImpl *gemm = gemm_select(cfg.train.gemm);
+    const GemmImpl *gemm = gemm_select(gemm_backend_name(cfg.train.gemm));
     if (cfg.model.vocab_size <= 0) args_usage_error(cmd, "the config must set model.vocab_size");
     const int V = cfg.model.vocab_size, B = (cfg.train.batch_tokens + len / 2) / len;
     Model m;
@@ -78,14 +79,14 @@ int bench_train(int argc, char **argv) {
     const FmaPeak peak = fma_peak_measure(m.nthreads);
 
     enum { NBATCH = 4 };  // a few distinct batches, cycled
-    int32_t *tok = malloc(sizeof(int32_t) * NBATCH * 3 * B * len);
-    int *lens = malloc(sizeof(int) * B);
+    int32_t *tok = xmalloc(sizeof(int32_t) * NBATCH * 3 * B * len);
+    int *lens = xmalloc(sizeof(int) * B);
     Rng r = rng_init((uint64_t)cfg.train.seed, 99);
     for (long i = 0; i < (long)NBATCH * 3 * B * len; i++) tok[i] = 4 + (int32_t)rng_below(&r, V - 4);
     for (int b = 0; b < B; b++) lens[b] = len;
     AdamHyper h = {cfg.train.beta1, cfg.train.beta2, cfg.train.eps, cfg.train.weight_decay};
     Ctx c = {gemm, (uint64_t)cfg.train.seed, 0, true};
-    double *step_s = calloc(steps, sizeof(double)), phase[PHASE_COUNT] = {0}, opt_s = 0;
+    double *step_s = xcalloc(steps, sizeof(double)), phase[PHASE_COUNT] = {0}, opt_s = 0;
     for (int it = 0; it < warmup + steps; it++) {
         const int32_t *t = tok + (size_t)(it % NBATCH) * 3 * B * len;
         ModelBatch batch = {B, len, len, t, t + B * len, t + 2 * B * len, lens, lens};
@@ -114,11 +115,13 @@ int bench_train(int argc, char **argv) {
                                              [PHASE_FFN] = flops.ffn / 1e9,
                                              [PHASE_LOSS] = flops.loss / 1e9};
     if (json) {
-        printf("{\"bench\":\"train\",\"attention\":\"%s\",\"dk\":%d,\"d_model\":%d,\"params_m\":%.3f,"
-               "\"batch\":\"%dx%d\",\"tgt_tokens\":%ld,\"threads\":%d,\"gemm\":\"%s\","
-               "\"tokens_per_s\":%.1f,\"ms_per_step\":%.2f,\"ms_min\":%.2f",
-               cfg.model.attention, config_model_dk(&cfg.model), cfg.model.d_model, params_m, B,
-               len, ntok, m.nthreads, gemm->name, ntok / med, med * 1e3, step_s[0] * 1e3);
+        printf(
+            "{\"bench\":\"train\",\"attention\":\"%s\",\"dk\":%d,\"d_model\":%d,\"params_m\":%.3f,"
+            "\"batch\":\"%dx%d\",\"tgt_tokens\":%ld,\"threads\":%d,\"gemm\":\"%s\","
+            "\"tokens_per_s\":%.1f,\"ms_per_step\":%.2f,\"ms_min\":%.2f",
+            attention_mode_name(cfg.model.attention), config_model_dk(&cfg.model),
+            cfg.model.d_model, params_m, B, len, ntok, m.nthreads, gemm->name, ntok / med,
+            med * 1e3, step_s[0] * 1e3);
         for (int p = 0; p < PHASE_COUNT; p++) printf(",\"ms_%s\":%.2f", model_phase_names[p], phase[p]);
         printf(",\"ms_optimizer\":%.2f,\"gflop_per_step\":%.4f,\"gflops\":%.2f,\"pct_peak\":%.1f,"
                "\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"",
@@ -129,10 +132,11 @@ int bench_train(int argc, char **argv) {
                 printf(",\"gflops_%s\":%.2f", model_phase_names[p], phase_gflop[p] / (phase[p] / 1e3));
         printf(",\"peak_rss_mb\":%.1f}\n", rss);
     } else {
-        printf("train step: %s attention (dk %d), %.2fM parameters, batch %dx%d = %ld target tokens, "
-               "%d threads, gemm %s\n",
-               cfg.model.attention, config_model_dk(&cfg.model), params_m, B, len, ntok,
-               m.nthreads, gemm->name);
+        printf(
+            "train step: %s attention (dk %d), %.2fM parameters, batch %dx%d = %ld target tokens, "
+            "%d threads, gemm %s\n",
+            attention_mode_name(cfg.model.attention), config_model_dk(&cfg.model), params_m, B, len,
+            ntok, m.nthreads, gemm->name);
         printf("  %.0f target tokens/s   %.1f ms/step (median of %d; best %.1f)   peak RSS %.0f MB\n",
                ntok / med, med * 1e3, steps, step_s[0] * 1e3, rss);
         printf("  ms per step:");

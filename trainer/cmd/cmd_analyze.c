@@ -108,9 +108,9 @@ int cmd_analyze(int argc, char **argv) {
     checkpoint_params_open(&cp, model);
     const Config *cfg = &cp.cfg;
     const ParamTable *pt = &cp.pt;
-    if (strcmp(cfg->model.attention, "concat"))
+    if (cfg->model.attention != ATTENTION_CONCAT)
         FATAL("%s has %s attention; analyze studies the per-head projections of concat models",
-              model, cfg->model.attention);
+              model, attention_mode_name(cfg->model.attention));
     int ranks[32], nranks = 0;
     for (const char *p = cp_list; p && *p && nranks < 32;) {
         ranks[nranks++] = atoi(p);

@@ -10,6 +10,7 @@
 #include "checkpoint.h"
 #include "cmd.h"
 #include "params.h"
+#include "status.h"
 
 static void usage(FILE *out) {
     fprintf(out, "usage: nmt average -o OUTPUT CHECKPOINT CHECKPOINT [...]\n\n"
@@ -36,8 +37,7 @@ int cmd_average(int argc, char **argv) {
     }
     if (!output || n < 1) args_usage_error(cmd, "-o OUTPUT and at least one checkpoint are needed");
     Checkpoint first;
-    char err[1024];
-    if (checkpoint_load(inputs[0], &first, err, sizeof err)) FATAL("%s", err);
+    if (checkpoint_load(inputs[0], &first)) FATAL("%s", status_message());
     // the mean goes into a parameter table laid out like the first checkpoint
     ParamTable pt;
     params_init(&pt);
@@ -48,10 +48,10 @@ int cmd_average(int argc, char **argv) {
     double *sum = xcalloc(pt.numel, sizeof(double));
     for (int k = 0; k < n; k++) {
         Checkpoint ck;
-        if (k && checkpoint_load(inputs[k], &ck, err, sizeof err)) FATAL("%s", err);
+        if (k && checkpoint_load(inputs[k], &ck)) FATAL("%s", status_message());
         const Checkpoint *c = k ? &ck : &first;
-        if (checkpoint_restore(c, &pt, false, err, sizeof err))
-            FATAL("%s does not match %s: %s", inputs[k], inputs[0], err);
+        if (checkpoint_restore(c, &pt, false))
+            FATAL("%s does not match %s: %s", inputs[k], inputs[0], status_message());
         if (c->nparams != pt.count)
             FATAL("%s has %d tensors, %s has %d", inputs[k], c->nparams, inputs[0], pt.count);
         for (size_t i = 0; i < pt.numel; i++) sum[i] += pt.param[i];

@@ -51,7 +51,7 @@ int cmd_eval(int argc, char **argv) {
     translator_read_parallel(src_path, ref_path, &src, &ref, &n);
     for (long i = 0; i < n; i++) bleu_rstrip(ref[i]);  // as sacreBLEU reads files
     const DecodeConfig *dc = &lm.cfg.decode;
-    Ctx c = {gemm_select(lm.cfg.train.gemm), 0, 0, false};
+    Ctx c = {gemm_select(gemm_backend_name(lm.cfg.train.gemm)), 0, 0, false};
     SearchOptions o = translator_options(dc, dc->beam);
     double t0 = now_seconds();
     long tokens;
@@ -88,10 +88,12 @@ int cmd_eval(int argc, char **argv) {
     for (int i = 0; i < lm.m.params.count; i++)
         if (strstr(lm.m.params.info[i].name, "_attn.")) attn += lm.m.params.info[i].numel;
     printf(",\"attention\":\"%s\",\"dk\":%d,\"params\":%zu,\"attention_params\":%zu",
-           lm.cfg.model.attention, config_model_dk(&lm.cfg.model), params_count(&lm.m.params), attn);
+           attention_mode_name(lm.cfg.model.attention), config_model_dk(&lm.cfg.model),
+           params_count(&lm.m.params), attn);
     printf(",\"beam\":%d,\"lenpen\":%g,\"lenpen_form\":\"%s\",\"sentences\":%ld,\"seconds\":%.3f,"
            "\"sentences_per_s\":%.2f,\"tokens_per_s\":%.1f}\n",
-           dc->beam, dc->lenpen, dc->lenpen_form, n, secs, n / secs, tokens / secs);
+           dc->beam, dc->lenpen, lenpen_form_name(dc->lenpen_form), n, secs, n / secs,
+           tokens / secs);
     file_free_lines(src, n), file_free_lines(ref, n), file_free_lines(hyp, n);
     loaded_model_close(&lm);
     return 0;

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "strbuf.h"
+#include "status.h"
 
 static void usage(FILE *out) {
     fprintf(out, "usage: nmt export -m CHECKPOINT --format safetensors -o OUTPUT\n\n"
@@ -40,8 +41,7 @@ int cmd_export(int argc, char **argv) {
     if (!model || !output) args_usage_error(cmd, "-m CHECKPOINT and -o OUTPUT are required");
     if (strcmp(format, "safetensors")) args_usage_error(cmd, "unknown format '%s' (safetensors)", format);
     Checkpoint ck;
-    char err[1024];
-    if (checkpoint_load(model, &ck, err, sizeof err)) FATAL("%s", err);
+    if (checkpoint_load(model, &ck)) FATAL("%s", status_message());
     StrBuf h = {0};  // the JSON header, padded with spaces to a multiple of 8 bytes
     strbuf_add(&h, "{\"__metadata__\":{\"format\":\"pt\",\"producer\":\"nmt\",\"config\":");
     json_add_string(&h, ck.config, JSON_ESCAPE_NEWLINE);

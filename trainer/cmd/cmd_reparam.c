@@ -58,8 +58,9 @@ int cmd_reparam(int argc, char **argv) {
     if (!in || !out || !o.rank) args_usage_error(cmd, "-m, --dk and -o are required");
     CheckpointParams src;
     checkpoint_params_open(&src, in);
-    if (strcmp(src.cfg.model.attention, "concat"))
-        FATAL("%s has %s attention; reparam converts concat models", in, src.cfg.model.attention);
+    if (src.cfg.model.attention != ATTENTION_CONCAT)
+        FATAL("%s has %s attention; reparam converts concat models", in,
+              attention_mode_name(src.cfg.model.attention));
     Config dst_cfg;
     reparam_config(&dst_cfg, &src.cfg, o.rank);
     ParamTable dst;

@@ -69,7 +69,7 @@ int cmd_score(int argc, char **argv) {
     const int budget = lm.cfg.decode.batch_tokens > longest ? lm.cfg.decode.batch_tokens : longest;
     Model *m = &lm.m;
     model_plan(m, budget, longest);
-    Ctx c = {gemm_select(lm.cfg.train.gemm), 0, 0, false};
+    Ctx c = {gemm_select(gemm_backend_name(lm.cfg.train.gemm)), 0, 0, false};
     double *logp = xcalloc(cnt, sizeof(double)), *rows = xmalloc(sizeof(double) * budget);
     int32_t *bs = xmalloc(sizeof(int32_t) * budget), *bin = xmalloc(sizeof(int32_t) * budget),
             *bout = xmalloc(sizeof(int32_t) * budget);

@@ -41,7 +41,7 @@ int cmd_translate(int argc, char **argv) {
     const DecodeConfig *dc = &lm.cfg.decode;
     long n;
     char **lines = translator_read_lines(input, &n);
-    Ctx c = {gemm_select(lm.cfg.train.gemm), 0, 0, false};
+    Ctx c = {gemm_select(gemm_backend_name(lm.cfg.train.gemm)), 0, 0, false};
     SearchOptions o = translator_options(dc, dc->beam);
     char **hyp = translate_lines(&lm.m, lm.spm, &c, &o, dc->batch_tokens, lines, n, true, NULL);
     FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;

@@ -6,17 +6,18 @@
 #include <string.h>
 
 #include "check.h"
+#include "status.h"
 
 void reparam_config(Config *dst, const Config *src, int R) {
     char *text = config_dump_string(src);
     config_init(dst);
-    ConfigError err;
-    CHECK(config_load_string(dst, text, strlen(text), "source checkpoint", &err) == 0, "%s", err.msg);
+    CHECK(config_load_string(dst, text, strlen(text), "source checkpoint") == 0, "%s",
+          status_message());
     char set[64];
     snprintf(set, sizeof set, "model.dk=%d", R);
-    CHECK(config_set(dst, "model.attention=collab", &err) == 0 && config_set(dst, set, &err) == 0 &&
-              config_set(dst, "model.collab_bias=content", &err) == 0,
-          "%s", err.msg);
+    CHECK(config_set(dst, "model.attention=collab") == 0 && config_set(dst, set) == 0 &&
+              config_set(dst, "model.collab_bias=content") == 0,
+          "%s", status_message());
     free(text);
 }
 
@@ -67,8 +68,10 @@ static CpResult convert_module(ParamTable *dst, const ParamTable *src, const cha
 double reparam_params(ParamTable *dst, const ParamTable *src, const ModelConfig *concat,
                       const CpOptions *o,
                       void (*report)(const char *module, const CpResult *r, void *ctx), void *ctx) {
-    CHECK(!strcmp(concat->attention, "concat"), "the source model has %s attention; reparam "
-          "converts concat attention", concat->attention);
+    CHECK(concat->attention == ATTENTION_CONCAT,
+          "the source model has %s attention; reparam "
+          "converts concat attention",
+          attention_mode_name(concat->attention));
     const int H = concat->heads, D = concat->d_model, Dk = config_model_dk(concat), d = Dk / H;
     CHECK(o->rank >= 1, "the collab width must be positive");
     double worst = 0;
