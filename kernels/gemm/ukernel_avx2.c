@@ -94,7 +94,8 @@ INLINE void tile(const int rows, const bool packed, int k, const float *a, long 
     }
 }
 
-#define ROWS_UP_TO_MR(call) call(1) call(2) call(3) call(4) call(5) call(6)
+#define PACKED_ROWS(call) call(1) call(2) call(3) call(4) call(5) call(6)
+#define STRIDED_ROWS PACKED_ROWS
 #define PACKED_CASE(r)                                                                             \
     case r:                                                                                        \
         tile(r, true, k, a, 0, 0, b, NR, c, ldc, n, alpha, beta, pf);                           \
@@ -103,19 +104,6 @@ INLINE void tile(const int rows, const bool packed, int k, const float *a, long 
     case r:                                                                                        \
         tile(r, false, k, a, rsa, csa, b, rsb, c, ldc, n, alpha, beta, pf);                     \
         break;
-
-static void packed_6x16(int k, const float *a, long rsa, long csa, const float *b, long rsb,
-                        float *c, long ldc, int m, int n, float alpha, float beta,
-                        const PrefetchSpan *pf) {
-    (void)rsa, (void)csa, (void)rsb;
-    switch (m) { ROWS_UP_TO_MR(PACKED_CASE) }
-}
-
-static void strided_6x16(int k, const float *a, long rsa, long csa, const float *b, long rsb,
-                         float *c, long ldc, int m, int n, float alpha, float beta,
-                         const PrefetchSpan *pf) {
-    switch (m) { ROWS_UP_TO_MR(STRIDED_CASE) }
-}
 
 /* Rows [0, nrows) and columns [0, w) of the 8 x 8 block at src (row stride ld), zero elsewhere,
  * transposed: r[q] is column q. */
@@ -144,36 +132,15 @@ INLINE void load_transposed8(__m256 r[8], const float *src, long ld, int nrows, 
     }
 }
 
-static void pack_a_6(const Ukernel *uk, int mc, int kc, const float *a, long lda, bool ta,
-                     float *out) {
-    (void)uk;  // MR, KB: this file's constants
-    const int kp = (kc + KB - 1) / KB * KB;
-    if (ta) {  // 8 rows p at a time, walked left to right across all micro-panels
-        for (int p0 = 0; p0 < kc; p0 += KB) {
-            int w = min_i(KB, kc - p0);
-            for (int i0 = 0; i0 < mc; i0 += MR) {
-                float *dst = out + (size_t)i0 * kp + (size_t)p0 * MR;  // (MR, KB)
-                __m256 r[8];
-                load_transposed8(r, a + (size_t)p0 * lda + i0, lda, w, min_i(MR, mc - i0));
-#pragma GCC unroll 6
-                for (int i = 0; i < MR; i++) _mm256_storeu_ps(dst + i * KB, r[i]);
-            }
-        }
-        return;
-    }
-    for (int i0 = 0; i0 < mc; i0 += MR) {  // rows i: KB-float pieces copied as they are
-        int h = min_i(MR, mc - i0);
-        float *dst = out + (size_t)i0 * kp;  // (kp/KB, MR, KB)
-        for (int p0 = 0; p0 < kc; p0 += KB, dst += KB * MR) {
-            __m256i valid = lanes8(kc - p0);
-#pragma GCC unroll 6
-            for (int i = 0; i < MR; i++)
-                _mm256_storeu_ps(dst + i * KB,
-                                 i < h ? _mm256_maskload_ps(a + (size_t)(i0 + i) * lda + p0, valid)
-                                       : _mm256_setzero_ps());
-        }
-    }
-}
+#define VEC __m256
+#define VEC_ZERO() _mm256_setzero_ps()
+#define VEC_STORE(dst, v) _mm256_storeu_ps(dst, v)
+#define MASK __m256i
+#define LANES lanes8
+#define VEC_LOAD_MASKED(src, m) _mm256_maskload_ps(src, m)
+#define LOAD_TRANSPOSED load_transposed8
+#define PACK_A_UNROLL _Pragma("GCC unroll 6")
+#include "ukernel_simd.h"
 
 static void pack_b_16(const Ukernel *uk, int kc, int nc, const float *b, long ldb, bool tb,
                       float *out) {
@@ -211,4 +178,4 @@ static void pack_b_16(const Ukernel *uk, int kc, int nc, const float *b, long ld
 }
 
 const Ukernel ukernel_avx2 = {"avx2 6x16", MR, NR, MR, KB, 4096, 256, 256,
-                              packed_6x16, strided_6x16, pack_a_6, pack_b_16};
+                              packed_entry, strided_entry, pack_a, pack_b_16};

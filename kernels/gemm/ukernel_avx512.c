@@ -101,9 +101,10 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
 }
 
 /* One instance per row count: `packed` A and B, or strided A and B with one or two B vectors. */
-#define ROWS_UP_TO_MR(call)                                                                        \
+#define PACKED_ROWS(call)                                                                          \
     call(1) call(2) call(3) call(4) call(5) call(6) call(7) call(8) call(9) call(10) call(11)    \
         call(12)
+#define STRIDED_ROWS(call) PACKED_ROWS(call) call(13) call(14)
 #define PACKED_CASE(r)                                                                             \
     case r:                                                                                        \
         tile(r, true, true, k, a, 0, 0, b, NR, c, ldc, n, alpha, beta, pf);                     \
@@ -115,19 +116,6 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
         else                                                                                       \
             tile(r, false, false, k, a, rsa, csa, b, rsb, c, ldc, n, alpha, beta, pf);           \
         break;
-
-static void packed_12x32(int k, const float *a, long rsa, long csa, const float *b, long rsb,
-                         float *c, long ldc, int m, int n, float alpha, float beta,
-                         const PrefetchSpan *pf) {
-    (void)rsa, (void)csa, (void)rsb;
-    switch (m) { ROWS_UP_TO_MR(PACKED_CASE) }
-}
-
-static void strided_12x32(int k, const float *a, long rsa, long csa, const float *b, long rsb,
-                          float *c, long ldc, int m, int n, float alpha, float beta,
-                          const PrefetchSpan *pf) {
-    switch (m) { ROWS_UP_TO_MR(STRIDED_CASE) STRIDED_CASE(13) STRIDED_CASE(14) }
-}
 
 /* In-place transpose of the 16 x 16 matrix whose rows are r[0..15]. */
 INLINE void transpose16(__m512 r[16]) {
@@ -211,34 +199,15 @@ INLINE void transpose_block(float *dst, const float *src, long ld, int nrows, in
         if (q < w) _mm512_store_ps(dst + q * NR, r[q]);
 }
 
-static void pack_a_12(const Ukernel *uk, int mc, int kc, const float *a, long lda, bool ta,
-                      float *out) {
-    (void)uk;  // MR, KB: this file's constants
-    const int kp = (kc + KB - 1) / KB * KB;
-    if (ta) {  // 16 rows p at a time, walked left to right across all micro-panels
-        for (int p0 = 0; p0 < kc; p0 += KB) {
-            int w = min_i(KB, kc - p0);
-            for (int i0 = 0; i0 < mc; i0 += MR) {
-                float *dst = out + (size_t)i0 * kp + (size_t)p0 * MR;  // (MR, KB)
-                __m512 r[16];
-                load_transposed(r, a + (size_t)p0 * lda + i0, lda, w, min_i(MR, mc - i0));
-                for (int i = 0; i < MR; i++) _mm512_store_ps(dst + i * KB, r[i]);
-            }
-        }
-        return;
-    }
-    for (int i0 = 0; i0 < mc; i0 += MR) {  // rows i: KB-float pieces copied as they are
-        int h = min_i(MR, mc - i0);
-        float *dst = out + (size_t)i0 * kp;  // (kp/KB, MR, KB)
-        for (int p0 = 0; p0 < kc; p0 += KB, dst += KB * MR) {
-            __mmask16 valid = lanes(kc - p0);
-            for (int i = 0; i < MR; i++)
-                _mm512_store_ps(dst + i * KB,
-                                i < h ? _mm512_maskz_loadu_ps(valid, a + (size_t)(i0 + i) * lda + p0)
-                                      : _mm512_setzero_ps());
-        }
-    }
-}
+#define VEC __m512
+#define VEC_ZERO() _mm512_setzero_ps()
+#define VEC_STORE(dst, v) _mm512_store_ps(dst, v)
+#define MASK __mmask16
+#define LANES lanes
+#define VEC_LOAD_MASKED(src, m) _mm512_maskz_loadu_ps(m, src)
+#define LOAD_TRANSPOSED load_transposed
+#define PACK_A_UNROLL
+#include "ukernel_simd.h"
 
 static void pack_b_32(const Ukernel *uk, int kc, int nc, const float *b, long ldb, bool tb,
                       float *out) {
@@ -272,4 +241,4 @@ static void pack_b_32(const Ukernel *uk, int kc, int nc, const float *b, long ld
 }
 
 const Ukernel ukernel_avx512 = {"avx512 12x32", MR, NR, MR_STRIDED, KB, 4096, 256, 768,
-                                packed_12x32, strided_12x32, pack_a_12, pack_b_32};
+                                packed_entry, strided_entry, pack_a, pack_b_32};
