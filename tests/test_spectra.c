@@ -2,11 +2,15 @@
  *  - every spectrum computed through small Gram matrices equals the eigenvalues of the Gram of
  *    the explicitly formed matrix (W_Q^h, P_h = W_Q^h W_K^h^T, W_Q concatenated, [P_1 .. P_H]);
  *  - projections of known rank r give energy rank r and no more;
- *  - the energy rank of a hand-made spectrum. */
+ *  - the energy rank of a hand-made spectrum;
+ *  - analyze_modules visits every attention module of a concat model, then the Gaussian
+ *    reference, with ranks that grow with the energy kept and CP errors that shrink with R. */
 #include <math.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "linalg.h"
+#include "model.h"
 #include "rng.h"
 #include "spectra.h"
 #include "test_util.h"
@@ -95,7 +99,46 @@ static void check_energy_rank(void) {
     EXPECT(spectra_energy_rank(s2, 4, 1.0) == 2, "all energy in 2");
 }
 
+typedef struct Seen {
+    int modules, references;
+    bool reference_last;
+} Seen;
+
+static void seen(const ModuleAnalysis *a, bool reference, void *ctx) {
+    Seen *s = ctx;
+    s->modules += !reference, s->references += reference;
+    s->reference_last = reference && s->modules == 3;
+    for (int w = 0; w < ANALYZE_MATRICES; w++)
+        for (int f = 1; f < ANALYZE_FRACTIONS; f++)
+            EXPECT(a->head_rank[w][f - 1] <= a->head_rank[w][f] &&
+                       a->cat_rank[w][f - 1] <= a->cat_rank[w][f] && a->cat_rank[w][0] >= 1,
+                   "%s %s: ranks grow with the energy kept", a->name, analyze_matrix_names[w]);
+    EXPECT(a->cp_error[0] >= 0 && a->cp_error[1] <= a->cp_error[0] + 1e-9,
+           "%s: CP error %g at R 1, %g at R 4", a->name, a->cp_error[0], a->cp_error[1]);
+}
+
+static void check_analyze(void) {
+    ModelConfig cfg = {0};
+    cfg.d_model = D, cfg.heads = H, cfg.ffn = 16, cfg.enc_layers = 1, cfg.dec_layers = 1;
+    cfg.norm = NORM_POST, cfg.attention = ATTENTION_CONCAT;
+    ParamTable pt;
+    params_init(&pt);
+    model_declare(&pt, &cfg, 10);
+    params_finalize(&pt);
+    Rng r = rng_init(4, 0);
+    for (size_t i = 0; i < pt.numel; i++) pt.param[i] = (float)rng_normal(&r);
+    QkShape sh = analyze_shape(&cfg);
+    EXPECT(sh.H == H && sh.D == D && sh.Dk == D && sh.d == D / H, "the shape of the model");
+    const int ranks[2] = {1, 4};
+    Seen s = {0};
+    analyze_modules(&pt, sh, ranks, 2, seen, &s);
+    EXPECT(s.modules == 3 && s.references == 1 && s.reference_last,
+           "3 attention modules then the reference (%d, %d)", s.modules, s.references);
+    params_free(&pt);
+}
+
 int main(void) {
+    check_analyze();
     check_against_explicit();
     check_low_rank();
     check_energy_rank();

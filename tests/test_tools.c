@@ -1,15 +1,19 @@
 /* test_tools.c: `nmt average` gives the element-wise mean of checkpoints and refuses a
- * checkpoint of another model; `nmt export --format safetensors` round-trips every tensor by
- * name, shape and value, with the config in the metadata. */
+ * checkpoint of another model (checkpoint_average: a status naming both); `nmt export --format
+ * safetensors` round-trips every tensor by name, shape and value, with the config in the
+ * metadata (export_safetensors writes the same bytes and returns the data size). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "average.h"
 #include "check.h"
 #include "checkpoint.h"
 #include "cmd.h"
+#include "export.h"
+#include "files.h"
 #include "model.h"
 #include "status.h"
 #include "test_util.h"
@@ -75,6 +79,11 @@ int main(void) {
     checkpoint_free(&ck);
     char *bad_argv[] = {"average", "-o", avg, a, other, NULL};
     EXPECT(run(cmd_average, bad_argv) != 0, "averaging different models must fail");
+    const char *bad[] = {a, other};
+    size_t params = 0;
+    EXPECT(checkpoint_average(bad, 2, avg, &params) == -1 && strstr(status_message(), other) &&
+               strstr(status_message(), "does not match"),
+           "the status names the odd checkpoint: %s", status_message());
 
     char *exp_argv[] = {"export", "-m", a, "--format", "safetensors", "-o", st, NULL};
     EXPECT(run(cmd_export, exp_argv) == 0, "nmt export");
@@ -107,6 +116,19 @@ int main(void) {
         free(v);
     }
     fclose(f);
+    char st2[300];
+    snprintf(st2, sizeof st2, "%s.2", st);
+    EXPECT(checkpoint_load(a, &ck) == 0, "load a: %s", status_message());
+    size_t data = export_safetensors(&ck, st2), want_data = 0;
+    for (int t = 0; t < m.params.count; t++) want_data += 4 * m.params.info[t].numel;
+    EXPECT(data == want_data, "the data bytes: %zu, want %zu", data, want_data);
+    checkpoint_free(&ck);
+    size_t len1, len2;
+    char *bytes1 = file_read(st, &len1), *bytes2 = file_read(st2, &len2);
+    EXPECT(bytes1 && bytes2 && len1 == len2 && !memcmp(bytes1, bytes2, len1),
+           "export_safetensors writes what nmt export does");
+    free(bytes1), free(bytes2);
+    unlink(st2);
     free(header), free(want), free(sum);
     model_free(&m), model_free(&o), model_free(&r);
     const char *files[] = {a, b, c, avg, other, st};

@@ -12,6 +12,7 @@
 #include "gemm.h"
 #include "loaded_model.h"
 #include "status.h"
+#include "translator.h"
 
 bool args_is(const char *arg, const char *short_name, const char *long_name) {
     return (short_name && !strcmp(arg, short_name)) || (long_name && !strcmp(arg, long_name));
@@ -53,7 +54,9 @@ double args_double(const char *cmd, const char *opt, const char *text) {
     return v;
 }
 
-bool args_config(const char *cmd, Config *cfg, int argc, char **argv, int *i) {
+/* `-c FILE` (a config merged over what is loaded so far) or `--set key=value` at argv[*i];
+ * false for any other argument. */
+static bool args_config(const char *cmd, Config *cfg, int argc, char **argv, int *i) {
     if (args_is(argv[*i], "-c", "--config")) {
         if (config_load_file(cfg, args_value(cmd, argc, argv, i))) goto bad;
         return true;
@@ -70,14 +73,7 @@ bad:
 
 bool args_config_only(const char *cmd, Config *cfg, int argc, char **argv,
                       void (*usage)(FILE *out)) {
-    for (int i = 1; i < argc; i++) {
-        if (args_wants_help(argv[i])) {
-            usage(stdout);
-            return false;
-        } else if (!args_config(cmd, cfg, argc, argv, &i)) {
-            args_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
+    if (!args_parse(cmd, argc, argv, NULL, 0, NULL, cfg, usage)) return false;
     args_config_finish(cmd, cfg);
     return true;
 }
@@ -98,7 +94,8 @@ const char *const args_decode_help =
     "  --max-len-b B       (decode.max_len_b)\n"
     "  --batch-tokens N    source tokens per batch (decode.batch_tokens)\n";
 
-bool args_decode(const char *cmd, DecodeConfig *d, int argc, char **argv, int *i) {
+/* A decoding option at argv[*i] (args_decode_help), overriding d; false for any other. */
+static bool args_decode(const char *cmd, DecodeConfig *d, int argc, char **argv, int *i) {
     const char *a = argv[*i];
     if (args_is(a, NULL, "--beam"))
         d->beam = args_int(cmd, a, args_value(cmd, argc, argv, i), 1, 256);
@@ -129,7 +126,8 @@ const char *const args_model_help =
     "  -m, --model CKPT    checkpoint (checkpoint.best, checkpoint.last, an average ...)\n"
     "  --threads N         OpenMP threads (default: all cores)\n";
 
-bool args_model(const char *cmd, ModelArgs *ma, int argc, char **argv, int *i) {
+/* A model option at argv[*i] into ma; false for any other. */
+static bool args_model(const char *cmd, ModelArgs *ma, int argc, char **argv, int *i) {
     const char *a = argv[*i];
     if (args_is(a, "-m", "--model")) {
         ma->model = args_value(cmd, argc, argv, i);
@@ -154,4 +152,73 @@ void args_model_open(const char *cmd, ModelArgs *ma, LoadedModel *lm) {
     for (int j = 0; j < ma->ndecode; j++) args_decode(cmd, &lm->cfg.decode, ma->ndecode, ma->decode_opts, &j);
     free(ma->decode_opts);
     ma->decode_opts = NULL, ma->ndecode = 0;
+}
+
+/* The option of the table at argv[*i], its value stored; false if none has that spelling. */
+static bool args_option(const char *cmd, int argc, char **argv, int *i, const ArgsOption *opts,
+                        int nopts) {
+    const char *a = argv[*i];
+    for (int k = 0; k < nopts; k++) {
+        const ArgsOption *o = &opts[k];
+        if (!args_is(a, o->short_name, o->long_name)) continue;
+        switch (o->kind) {
+        case ARGS_STRING:
+            *(const char **)o->value = args_value(cmd, argc, argv, i);
+            break;
+        case ARGS_INT:
+            *(int *)o->value = args_int(cmd, a, args_value(cmd, argc, argv, i), o->lo, o->hi);
+            break;
+        case ARGS_DOUBLE:
+            *(double *)o->value = args_double(cmd, a, args_value(cmd, argc, argv, i));
+            break;
+        case ARGS_FLAG:
+            *(bool *)o->value = true;
+            break;
+        }
+        return true;
+    }
+    return false;
+}
+
+bool args_parse(const char *cmd, int argc, char **argv, const ArgsOption *opts, int nopts,
+                ModelArgs *ma, Config *cfg, void (*usage)(FILE *out)) {
+    for (int i = 1; i < argc; i++) {
+        if (args_wants_help(argv[i])) {
+            usage(stdout);
+            return false;
+        }
+        if (!args_option(cmd, argc, argv, &i, opts, nopts) &&
+            !(ma && args_model(cmd, ma, argc, argv, &i)) &&
+            !(cfg && args_config(cmd, cfg, argc, argv, &i)))
+            args_usage_error(cmd, "unknown option '%s'", argv[i]);
+    }
+    return true;
+}
+
+void args_open_test_set(const char *cmd, ModelArgs *ma, const char *src_path,
+                        const char *ref_path, LoadedModel *lm, char ***src, char ***ref, long *n) {
+    if (!src_path || !ref_path) args_usage_error(cmd, "--src and --ref are required");
+    args_model_open(cmd, ma, lm);
+    translator_read_parallel(src_path, ref_path, src, ref, n);
+}
+
+void args_subcommand_usage(FILE *out, const SubcommandTable *t) {
+    fputs(t->head, out);
+    for (int i = 0; i < t->n; i++)
+        fprintf(out, "  %-*s %s\n", t->width, t->list[i].name, t->list[i].summary);
+    fputs(t->tail, out);
+}
+
+int args_subcommand_run(const SubcommandTable *t, int argc, char **argv) {
+    if (argc < 2) {
+        args_subcommand_usage(stderr, t);
+        return 2;
+    }
+    if (args_wants_help(argv[1])) {
+        args_subcommand_usage(stdout, t);
+        return 0;
+    }
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(argv[1], t->list[i].name)) return t->list[i].run(argc - 1, argv + 1);
+    return ARGS_UNKNOWN_SUBCOMMAND;
 }

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "gemm.h"
 #include "status.h"
+#include "translator.h"
 
 /* The checkpoint and the config embedded in it. */
 static void open_with_config(Checkpoint *ck, Config *cfg, const char *path) {
@@ -48,4 +50,23 @@ void loaded_model_close(LoadedModel *lm) {
     config_free(&lm->cfg);
     checkpoint_free(&lm->ck);
     memset(lm, 0, sizeof *lm);
+}
+
+Ctx loaded_model_ctx(const LoadedModel *lm) {
+    Ctx c = {gemm_select(gemm_backend_name(lm->cfg.train.gemm)), 0, 0, false};
+    return c;
+}
+
+char **loaded_model_translate(LoadedModel *lm, const Ctx *c, char *const *lines, long n,
+                              long *tokens) {
+    const DecodeConfig *dc = &lm->cfg.decode;
+    SearchOptions o = translator_options(dc, dc->beam);
+    return translate_lines(&lm->m, lm->spm, c, &o, dc->batch_tokens, lines, n, true, tokens);
+}
+
+size_t loaded_model_attention_params(const LoadedModel *lm) {
+    size_t attn = 0;
+    for (int i = 0; i < lm->m.params.count; i++)
+        if (strstr(lm->m.params.info[i].name, "_attn.")) attn += lm->m.params.info[i].numel;
+    return attn;
 }

@@ -63,15 +63,14 @@ void translator_free(Translator *t) {
     memset(t, 0, sizeof *t);
 }
 
-typedef struct ByLength {
-    long index;
-    int len;
-} ByLength;
-
 static int by_length(const void *a, const void *b) {
     const ByLength *x = a, *y = b;
     if (x->len != y->len) return x->len - y->len;
     return (x->index > y->index) - (x->index < y->index);
+}
+
+void translator_sort_by_length(ByLength *v, long n) {
+    qsort(v, (size_t)n, sizeof *v, by_length);
 }
 
 void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
@@ -87,7 +86,7 @@ void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
             order[m++] = (ByLength){i, src_len[i] + 1};
         }
     }
-    qsort(order, (size_t)m, sizeof *order, by_length);
+    translator_sort_by_length(order, m);
     int32_t *batch = xmalloc(sizeof(int32_t) * (size_t)t->st.cap.src_tokens);
     int *lens = xmalloc(sizeof(int) * MAX_BATCH_SENTENCES);
     int stride = t->st.cap.max_len;

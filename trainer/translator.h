@@ -24,6 +24,14 @@ typedef struct Translator {
     bool progress;     // report on stderr
 } Translator;
 
+/* A sentence (or pair) by its length in tokens, for processing in order of length. */
+typedef struct ByLength {
+    long index;
+    int len;
+} ByLength;
+/* Sorts v[n] by length, ties in input order. */
+void translator_sort_by_length(ByLength *v, long n);
+
 /* Search options from the decode config with the given beam. */
 SearchOptions translator_options(const DecodeConfig *dc, int beam);
 /* What the model must be planned for (model_plan) to translate sources of up to max_src tokens

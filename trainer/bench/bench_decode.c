@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "bench.h"
+#include "bench_setup.h"
 #include "check.h"
 #include "config.h"
 #include "cpu.h"
@@ -32,37 +33,18 @@ static void usage(FILE *out) {
 
 int bench_decode(int argc, char **argv) {
     const char *cmd = "bench decode";
-    Config cfg;
-    config_init(&cfg);
     int n_sent = 500, batch = 100, len = 25, beam = 4;
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (args_wants_help(argv[i])) {
-            usage(stdout);
-            config_free(&cfg);
-            return 0;
-        } else if (args_config(cmd, &cfg, argc, argv, &i)) {
-        } else if (args_is(argv[i], NULL, "--sentences")) {
-            n_sent = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 1000000);
-        } else if (args_is(argv[i], NULL, "--batch")) {
-            batch = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 100000);
-        } else if (args_is(argv[i], NULL, "--len")) {
-            len = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 4096);
-        } else if (args_is(argv[i], NULL, "--beam")) {
-            beam = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 256);
-        } else if (args_is(argv[i], NULL, "--json")) {
-            json = true;
-        } else {
-            args_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
-    args_config_finish(cmd, &cfg);
-    const GemmImpl *gemm = gemm_select(gemm_backend_name(cfg.train.gemm));
-    if (cfg.model.vocab_size <= 0) args_usage_error(cmd, "the config must set model.vocab_size");
-    const int V = cfg.model.vocab_size;
+    const ArgsOption opts[] = {ARGS_OPT_INT(NULL, "--sentences", &n_sent, 1, 1000000),
+                               ARGS_OPT_INT(NULL, "--batch", &batch, 1, 100000),
+                               ARGS_OPT_INT(NULL, "--len", &len, 1, 4096),
+                               ARGS_OPT_INT(NULL, "--beam", &beam, 1, 256),
+                               ARGS_OPT_FLAG(NULL, "--json", &json)};
+    Config cfg;
     Model m;
-    model_build(&m, &cfg.model, V);
-    model_init_params(&m, (uint64_t)cfg.train.seed);
+    const GemmImpl *gemm;
+    if (!bench_setup(cmd, argc, argv, opts, ARGS_COUNT(opts), usage, &cfg, &m, &gemm)) return 0;
+    const int V = cfg.model.vocab_size;
     model_plan(&m, batch * len, len + 1);
     int32_t *src = xmalloc(sizeof(int32_t) * n_sent * len);
     int *src_len = xmalloc(sizeof(int) * n_sent);

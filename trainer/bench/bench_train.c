@@ -12,6 +12,7 @@
 
 #include "args.h"
 #include "bench.h"
+#include "bench_setup.h"
 #include "check.h"
 #include "config.h"
 #include "cpu.h"
@@ -44,35 +45,17 @@ static int cmp_double(const void *a, const void *b) {
 
 int bench_train(int argc, char **argv) {
     const char *cmd = "bench train";
-    Config cfg;
-    config_init(&cfg);
     int len = 25, warmup = 3, steps = 10;
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (args_wants_help(argv[i])) {
-            usage(stdout);
-            config_free(&cfg);
-            return 0;
-        } else if (args_config(cmd, &cfg, argc, argv, &i)) {
-        } else if (args_is(argv[i], NULL, "--len")) {
-            len = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 2, 4096);
-        } else if (args_is(argv[i], NULL, "--warmup")) {
-            warmup = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 0, 1000);
-        } else if (args_is(argv[i], NULL, "--steps")) {
-            steps = args_int(cmd, argv[i], args_value(cmd, argc, argv, &i), 1, 1000);
-        } else if (args_is(argv[i], NULL, "--json")) {
-            json = true;
-        } else {
-            args_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
-    args_config_finish(cmd, &cfg);
-    const GemmImpl *gemm = gemm_select(gemm_backend_name(cfg.train.gemm));
-    if (cfg.model.vocab_size <= 0) args_usage_error(cmd, "the config must set model.vocab_size");
-    const int V = cfg.model.vocab_size, B = (cfg.train.batch_tokens + len / 2) / len;
+    const ArgsOption opts[] = {ARGS_OPT_INT(NULL, "--len", &len, 2, 4096),
+                               ARGS_OPT_INT(NULL, "--warmup", &warmup, 0, 1000),
+                               ARGS_OPT_INT(NULL, "--steps", &steps, 1, 1000),
+                               ARGS_OPT_FLAG(NULL, "--json", &json)};
+    Config cfg;
     Model m;
-    model_build(&m, &cfg.model, V);
-    model_init_params(&m, (uint64_t)cfg.train.seed);
+    const GemmImpl *gemm;
+    if (!bench_setup(cmd, argc, argv, opts, ARGS_COUNT(opts), usage, &cfg, &m, &gemm)) return 0;
+    const int V = cfg.model.vocab_size, B = (cfg.train.batch_tokens + len / 2) / len;
     model_plan(&m, B * len, len);
 
     const ModelFlops flops = model_step_flops(&m, B, len, len, true);

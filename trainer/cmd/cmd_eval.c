@@ -2,7 +2,6 @@
  * with BLEU and chrF (sacreBLEU-identical, with signatures) and the decoding speed. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "args.h"
 #include "bleu.h"
@@ -13,7 +12,6 @@
 #include "json.h"
 #include "loaded_model.h"
 #include "timer.h"
-#include "translator.h"
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -28,34 +26,20 @@ static void usage(FILE *out) {
 int cmd_eval(int argc, char **argv) {
     const char *cmd = "eval", *src_path = NULL, *ref_path = NULL, *output = NULL;
     ModelArgs ma = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (args_wants_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (args_is(a, NULL, "--src")) {
-            src_path = args_value(cmd, argc, argv, &i);
-        } else if (args_is(a, NULL, "--ref")) {
-            ref_path = args_value(cmd, argc, argv, &i);
-        } else if (args_is(a, "-o", "--output")) {
-            output = args_value(cmd, argc, argv, &i);
-        } else if (!args_model(cmd, &ma, argc, argv, &i)) {
-            args_usage_error(cmd, "unknown option '%s'", a);
-        }
-    }
-    if (!src_path || !ref_path) args_usage_error(cmd, "--src and --ref are required");
+    const ArgsOption opts[] = {ARGS_OPT_STRING(NULL, "--src", &src_path),
+                               ARGS_OPT_STRING(NULL, "--ref", &ref_path),
+                               ARGS_OPT_STRING("-o", "--output", &output)};
+    if (!args_parse(cmd, argc, argv, opts, ARGS_COUNT(opts), &ma, NULL, usage)) return 0;
     LoadedModel lm;
-    args_model_open(cmd, &ma, &lm);
     long n;
     char **src, **ref;
-    translator_read_parallel(src_path, ref_path, &src, &ref, &n);
+    args_open_test_set(cmd, &ma, src_path, ref_path, &lm, &src, &ref, &n);
     for (long i = 0; i < n; i++) bleu_rstrip(ref[i]);  // as sacreBLEU reads files
     const DecodeConfig *dc = &lm.cfg.decode;
-    Ctx c = {gemm_select(gemm_backend_name(lm.cfg.train.gemm)), 0, 0, false};
-    SearchOptions o = translator_options(dc, dc->beam);
+    Ctx c = loaded_model_ctx(&lm);
     double t0 = now_seconds();
     long tokens;
-    char **hyp = translate_lines(&lm.m, lm.spm, &c, &o, dc->batch_tokens, src, n, true, &tokens);
+    char **hyp = loaded_model_translate(&lm, &c, src, n, &tokens);
     double secs = now_seconds() - t0;
     if (output) {
         FILE *f = fopen(output, "w");
@@ -84,12 +68,9 @@ int cmd_eval(int argc, char **argv) {
         json_print_string(stdout, text, 0);
         free(text);
     }
-    size_t attn = 0;
-    for (int i = 0; i < lm.m.params.count; i++)
-        if (strstr(lm.m.params.info[i].name, "_attn.")) attn += lm.m.params.info[i].numel;
     printf(",\"attention\":\"%s\",\"dk\":%d,\"params\":%zu,\"attention_params\":%zu",
            attention_mode_name(lm.cfg.model.attention), config_model_dk(&lm.cfg.model),
-           params_count(&lm.m.params), attn);
+           params_count(&lm.m.params), loaded_model_attention_params(&lm));
     printf(",\"beam\":%d,\"lenpen\":%g,\"lenpen_form\":\"%s\",\"sentences\":%ld,\"seconds\":%.3f,"
            "\"sentences_per_s\":%.2f,\"tokens_per_s\":%.1f}\n",
            dc->beam, dc->lenpen, lenpen_form_name(dc->lenpen_form), n, secs, n / secs,

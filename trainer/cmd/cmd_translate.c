@@ -23,27 +23,15 @@ static void usage(FILE *out) {
 int cmd_translate(int argc, char **argv) {
     const char *cmd = "translate", *input = "-", *output = "-";
     ModelArgs ma = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (args_wants_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (args_is(a, "-i", "--input")) {
-            input = args_value(cmd, argc, argv, &i);
-        } else if (args_is(a, "-o", "--output")) {
-            output = args_value(cmd, argc, argv, &i);
-        } else if (!args_model(cmd, &ma, argc, argv, &i)) {
-            args_usage_error(cmd, "unknown option '%s'", a);
-        }
-    }
+    const ArgsOption opts[] = {ARGS_OPT_STRING("-i", "--input", &input),
+                               ARGS_OPT_STRING("-o", "--output", &output)};
+    if (!args_parse(cmd, argc, argv, opts, ARGS_COUNT(opts), &ma, NULL, usage)) return 0;
     LoadedModel lm;
     args_model_open(cmd, &ma, &lm);
-    const DecodeConfig *dc = &lm.cfg.decode;
     long n;
     char **lines = translator_read_lines(input, &n);
-    Ctx c = {gemm_select(gemm_backend_name(lm.cfg.train.gemm)), 0, 0, false};
-    SearchOptions o = translator_options(dc, dc->beam);
-    char **hyp = translate_lines(&lm.m, lm.spm, &c, &o, dc->batch_tokens, lines, n, true, NULL);
+    Ctx c = loaded_model_ctx(&lm);
+    char **hyp = loaded_model_translate(&lm, &c, lines, n, NULL);
     FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;
     if (!out) args_usage_error(cmd, "cannot write %s", output);
     for (long i = 0; i < n; i++) fprintf(out, "%s\n", hyp[i]);

@@ -2,15 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "cmd.h"
 
-typedef struct Command {
-    const char *name;
-    const char *summary;
-    int (*run)(int argc, char **argv);
-} Command;
-
-static const Command commands[] = {
+static const Subcommand commands[] = {
     {"prepare", "clean corpora, train SentencePiece, write token caches", cmd_prepare},
     {"train", "train a model from config files (resumes a run directory)", cmd_train},
     {"translate", "translate raw text with a trained model (beam or greedy search)", cmd_translate},
@@ -23,30 +18,22 @@ static const Command commands[] = {
     {"analyze", "spectra and explained energy of the key/query projections", cmd_analyze},
     {"bench", "benchmarks: gemm, train, decode", cmd_bench},
 };
-enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: nmt <command> [options]\n\n"
-            "A neural machine translation trainer (Transformer, concat or collaborative "
-            "attention).\n\ncommands:\n");
-    for (int i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nRun 'nmt <command> --help' for the options of one command.\n");
-}
+static const SubcommandTable table = {
+    "usage: nmt <command> [options]\n\n"
+    "A neural machine translation trainer (Transformer, concat or collaborative attention).\n\n"
+    "commands:\n",
+    commands, sizeof commands / sizeof commands[0], 10,
+    "\nRun 'nmt <command> --help' for the options of one command.\n"};
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-        usage(stdout);
+    int rc = args_subcommand_run(&table, argc, argv);
+    if (rc != ARGS_UNKNOWN_SUBCOMMAND) return rc;
+    if (!strcmp(argv[1], "help")) {
+        args_subcommand_usage(stdout, &table);
         return 0;
     }
-    for (int i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "nmt: unknown command '%s'\n\n", argv[1]);
-    usage(stderr);
+    args_subcommand_usage(stderr, &table);
     return 2;
 }

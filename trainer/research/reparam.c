@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "model.h"
 #include "status.h"
 
 void reparam_config(Config *dst, const Config *src, int R) {
@@ -95,5 +96,25 @@ double reparam_params(ParamTable *dst, const ParamTable *src, const ModelConfig 
         if (report) report(prefix, &r, ctx);
         worst = r.rel_error > worst ? r.rel_error : worst;
     }
+    return worst;
+}
+
+double reparam_checkpoint(const CheckpointParams *src, const CpOptions *o, const char *out,
+                          void (*report)(const char *module, const CpResult *r, void *ctx),
+                          void *ctx, size_t *params) {
+    Config dst_cfg;
+    reparam_config(&dst_cfg, &src->cfg, o->rank);
+    ParamTable dst;
+    params_init(&dst);
+    model_declare(&dst, &dst_cfg.model, src->ck.tensors[0].rows);
+    params_finalize(&dst);
+    double worst = reparam_params(&dst, &src->pt, &src->cfg.model, o, report, ctx);
+    char *text = config_dump_string(&dst_cfg);
+    CheckpointData d = {text, src->ck.spm, src->ck.spm_len, &dst, false, NULL};
+    checkpoint_save(out, &d);
+    *params = params_count(&dst);
+    free(text);
+    params_free(&dst);
+    config_free(&dst_cfg);
     return worst;
 }

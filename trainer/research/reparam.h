@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "cp_als.h"
+#include "loaded_model.h"
 #include "params.h"
 
 /* The collab model's config: `src` with attention collab, dk R and the content bias. */
@@ -20,5 +21,13 @@ void reparam_config(Config *dst, const Config *src, int R);
 double reparam_params(ParamTable *dst, const ParamTable *src, const ModelConfig *concat,
                       const CpOptions *o,
                       void (*report)(const char *module, const CpResult *r, void *ctx), void *ctx);
+
+/* The whole conversion of a concat checkpoint (opened with checkpoint_params_open): the collab
+ * model of width o->rank, written to `out` as a weights-only checkpoint with the source's
+ * SentencePiece model. Reports as reparam_params does; returns the largest relative error and
+ * the collab model's parameter count in *params. */
+double reparam_checkpoint(const CheckpointParams *src, const CpOptions *o, const char *out,
+                          void (*report)(const char *module, const CpResult *r, void *ctx),
+                          void *ctx, size_t *params);
 
 #endif

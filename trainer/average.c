@@ -1,0 +1,56 @@
+/* average.c: checkpoint averaging (average.h), the sum in double precision. */
+#include "average.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "checkpoint.h"
+#include "params.h"
+#include "status.h"
+
+/* Adds the tensors of checkpoint c (input k) to sum, read through pt. 0, or -1 (status_fail). */
+static int add_checkpoint(const Checkpoint *c, const char *const *inputs, int k, ParamTable *pt,
+                          double *sum) {
+    if (checkpoint_restore(c, pt, false)) {
+        char why[4096];
+        snprintf(why, sizeof why, "%s", status_message());
+        return status_fail("%s does not match %s: %s", inputs[k], inputs[0], why);
+    }
+    if (c->nparams != pt->count)
+        return status_fail("%s has %d tensors, %s has %d", inputs[k], c->nparams, inputs[0],
+                           pt->count);
+    for (size_t i = 0; i < pt->numel; i++) sum[i] += pt->param[i];
+    return 0;
+}
+
+int checkpoint_average(const char *const *inputs, int n, const char *output, size_t *params) {
+    Checkpoint first;
+    if (checkpoint_load(inputs[0], &first)) return -1;
+    // the mean goes into a parameter table laid out like the first checkpoint
+    ParamTable pt;
+    params_init(&pt);
+    for (int t = 0; t < first.nparams; t++)
+        params_declare(&pt, first.tensors[t].name, first.tensors[t].rows, first.tensors[t].cols,
+                       INIT_ZERO, 0.0f, false);
+    params_finalize(&pt);
+    double *sum = xcalloc(pt.numel, sizeof(double));  // (numel)
+    int rc = add_checkpoint(&first, inputs, 0, &pt, sum);
+    for (int k = 1; k < n && !rc; k++) {
+        Checkpoint ck;
+        rc = checkpoint_load(inputs[k], &ck);
+        if (rc) break;
+        rc = add_checkpoint(&ck, inputs, k, &pt, sum);
+        checkpoint_free(&ck);
+    }
+    if (!rc) {
+        for (size_t i = 0; i < pt.numel; i++) pt.param[i] = (float)(sum[i] / n);
+        CheckpointData d = {first.config, first.spm, first.spm_len, &pt, false, NULL};
+        checkpoint_save(output, &d);
+        *params = params_count(&pt);
+    }
+    free(sum);
+    params_free(&pt);
+    checkpoint_free(&first);
+    return rc;
+}

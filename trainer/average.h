@@ -1,0 +1,14 @@
+/* average.h: the element-wise mean of the parameters of several checkpoints of one model
+ * (fairseq's average_checkpoints, `nmt average`). */
+#ifndef NMT_AVERAGE_H
+#define NMT_AVERAGE_H
+
+#include <stddef.h>
+
+/* Averages the checkpoints inputs[n] (the same tensor names and shapes as the first) into a
+ * weights-only checkpoint at output with the config and SentencePiece model of the first;
+ * *params receives the parameter count. 0, or -1 after status_fail naming the input, before
+ * anything is written. */
+int checkpoint_average(const char *const *inputs, int n, const char *output, size_t *params);
+
+#endif
