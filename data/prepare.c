@@ -592,6 +592,7 @@ PrepareOutcome prepare_run(const DataConfig *spec) {
     check_spec(spec);
     if (!make_dirs(spec->dir))
         FATAL("cannot create directory '%s' (data.dir): %s", spec->dir, strerror(errno));
+    atomic_remove_stale(spec->dir, "prepare:");  // what killed runs left: train.tok.tmp.PID
     Prep p = {.spec = spec, .threads = omp_get_max_threads()};
     double t0 = now_seconds();
     compute_keys(&p);

@@ -6,7 +6,14 @@
  *   errno left as the failing call set it; after a failure the temporary file is removed and
  *   the AtomicFile released (call nothing more on it). For best-effort files such as caches.
  * - atomic_open/write/commit: I/O errors are fatal and name the path (for outputs we create,
- *   not inputs a caller could fix). */
+ *   not inputs a caller could fix).
+ * A temporary file never outlives its process unless the process is killed with SIGKILL: it is
+ * removed when a write fails, when the process exits with it still open (FATAL, CHECK, exit), and
+ * on SIGHUP, SIGINT, SIGQUIT, SIGTERM and SIGXFSZ, for which the first atomic_try_open installs a
+ * handler that removes the open temporaries and then dies of the signal as before (exit status
+ * 128 + signal). It only takes signals still at their default action: ignored ones stay ignored,
+ * and a handler installed earlier (or later, like training's graceful stop) is left in charge.
+ * What SIGKILL leaves, atomic_remove_stale removes on the next run in the directory. */
 #ifndef NMT_ATOMIC_H
 #define NMT_ATOMIC_H
 
@@ -33,5 +40,12 @@ void atomic_commit(AtomicFile *a);
 /* Writes bytes to path atomically in one call. */
 int atomic_try_write_file(const char *path, const void *data, size_t bytes);
 void atomic_write_file(const char *path, const void *data, size_t bytes);
+
+/* Removes the temporaries "<name>.tmp.<pid>" (regular files) in dir whose process no longer
+ * exists (kill(pid, 0) fails with ESRCH; never a live process's, nor this one's), printing
+ * "<who> removed <dir>/<name>, ..." on stderr for each; returns how many. For a directory the
+ * caller writes its own outputs into (a run directory, data.dir, a cache); a missing or
+ * unreadable directory holds nothing to remove. */
+int atomic_remove_stale(const char *dir, const char *who);
 
 #endif

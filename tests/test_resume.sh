@@ -1,28 +1,17 @@
 #!/usr/bin/env bash
 # test_resume.sh NMT: training that is killed (kill -9 at a random point, and in the middle of
-# writing checkpoint.last) and resumed ends bit-identical to an uninterrupted run: the same
-# final parameters and the same loss at every update. Also: SIGTERM stops cleanly with exit 0,
-# a corrupted checkpoint.last is refused with a clear message, and train.init_from fine-tunes.
+# writing checkpoint.last, whose partial temporary the resumed run removes) and resumed ends
+# bit-identical to an uninterrupted run: the same final parameters and the same loss at every
+# update. Also: SIGTERM stops cleanly with exit 0, a corrupted checkpoint.last is refused with a
+# clear message, and train.init_from fine-tunes.
 set -euo pipefail
 NMT=$1
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-# a synthetic parallel corpus: made-up words, the target reverses the source
-awk 'BEGIN {
-    srand(7);
-    for (i = 0; i < 700; i++) {
-        n = 3 + int(rand() * 6); s = ""; t = "";
-        for (j = 0; j < n; j++) {
-            w = ""; L = 2 + int(rand() * 4);
-            for (k = 0; k < L; k++) w = w sprintf("%c", 97 + int(rand() * 12));
-            s = s (j ? " " : "") w; t = toupper(w) (j ? " " : "") t;
-        }
-        f = i < 600 ? "train" : "valid";
-        print s > (f ".en"); print t > (f ".de");
-    }
-}'
+awk -f "$here/synthetic_corpus.awk"
 cat > cfg.yaml <<YAML
 data:
   dir: data
@@ -54,6 +43,8 @@ grep -q "killed while writing run/checkpoint.last" b1.out || fail "killed elsewh
 ls run/checkpoint.last.tmp.* > /dev/null 2>&1 || fail "no partial checkpoint was left behind"
 "$NMT" train -c cfg.yaml > b2.out 2>&1 || { cat b2.out; fail "resume after a kill during a write"; }
 grep -q "resumed at update 6" b2.out || fail "did not resume from update 6: $(grep resum b2.out)"
+grep -q "removed run/checkpoint.last.tmp.[0-9]*, a temporary file of process" b2.out &&
+    ! ls run/checkpoint.last.tmp.* > /dev/null 2>&1 || fail "the killed run's partial checkpoint stays"
 mv run b
 
 # C: kill -9 at a random point, then resumed
@@ -86,6 +77,7 @@ kill -TERM $pid
 wait $pid || fail "SIGTERM should exit 0"
 grep -q "stopped (signal)" d.out && grep -q "resume with the same command" d.out || fail "SIGTERM message"
 [ -f run/checkpoint.last ] || fail "no checkpoint.last after SIGTERM"
+! ls run/*.tmp.* > /dev/null 2>&1 || fail "temporary files after SIGTERM: $(ls run)"
 
 # a damaged checkpoint.last is refused, naming the file, and left in place
 printf 'X' | dd of=run/checkpoint.last bs=1 seek=100 conv=notrunc 2> /dev/null

@@ -339,6 +339,7 @@ int train_run(Config *cfg) {
     if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB))
         FATAL("another nmt train is using the run directory %s", t->run_dir);
     free(lock);
+    atomic_remove_stale(t->run_dir, "[train]");  // what killed runs left: checkpoint.last.tmp.PID
     char *log_path = path_join(t->run_dir, "train.log"), *json_path = path_join(t->run_dir, "train.jsonl");
     t->log = xfopen(log_path, "a");
     t->jsonl = xfopen(json_path, "a");

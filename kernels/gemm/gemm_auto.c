@@ -178,6 +178,13 @@ bool gemm_auto_cache_read(const char *path, const char *key, GemmAutoChoice *c) 
 
 bool gemm_auto_cache_write(const char *path, const char *key, const GemmAutoChoice *c) {
     if (!make_parent_dirs(path)) return false;
+    const char *slash = strrchr(path, '/');
+    if (slash) {  // the cache directory is nmt's: temporaries of killed processes go
+        char *dir = xstrdup(path);
+        dir[slash - path] = '\0';
+        atomic_remove_stale(*dir ? dir : "/", "[gemm]");
+        free(dir);
+    }
     AtomicFile f;
     if (atomic_try_open(&f, path) != 0) return false;
     fprintf(f.f, "nmt gemm-auto %d\nkey %s\n", CACHE_FORMAT, key);
