@@ -1,5 +1,5 @@
 /* test_tools.c: `nmt average` gives the element-wise mean of checkpoints and refuses a
- * checkpoint of another model (checkpoint_average: a status naming both); `nmt export --format
+ * checkpoint of another model or SentencePiece model (checkpoint_average: a status naming both); `nmt export --format
  * safetensors` round-trips every tensor by name, shape and value, with the config in the
  * metadata (export_safetensors writes the same bytes and returns the data size). */
 #include <stdint.h>
@@ -26,11 +26,13 @@ static void tiny(Model *m, int d) {
     model_build(m, &cfg, 12);
 }
 
-static void save(Model *m, const char *path, uint64_t seed) {
+static void save_with_spm(Model *m, const char *path, uint64_t seed, const char *spm) {
     model_init_params(m, seed);
-    CheckpointData d = {"model:\n  d_model: 8\n", "SPM", 3, &m->params, false, NULL};
+    CheckpointData d = {"model:\n  d_model: 8\n", spm, strlen(spm), &m->params, false, NULL};
     checkpoint_save(path, &d);
 }
+
+static void save(Model *m, const char *path, uint64_t seed) { save_with_spm(m, path, seed, "SPM"); }
 
 /* Runs a command in a child process; returns its exit status. */
 static int run(int (*fn)(int, char **), char **argv) {
@@ -84,6 +86,18 @@ int main(void) {
     EXPECT(checkpoint_average(bad, 2, avg, &params) == -1 && strstr(status_message(), other) &&
                strstr(status_message(), "does not match"),
            "the status names the odd checkpoint: %s", status_message());
+
+    // the same shapes, another SentencePiece model: its token ids mean other pieces
+    char spx[256];
+    snprintf(spx, sizeof spx, "%s/spx", dir);
+    save_with_spm(&m, spx, 4, "SPX");
+    const char *other_spm[] = {a, b, spx};
+    unlink(avg);
+    EXPECT(checkpoint_average(other_spm, 3, avg, &params) == -1 && strstr(status_message(), a) &&
+               strstr(status_message(), spx) && strstr(status_message(), "SentencePiece") &&
+               access(avg, F_OK) != 0,
+           "another SentencePiece model is refused, naming both files: %s", status_message());
+    unlink(spx);
 
     char *exp_argv[] = {"export", "-m", a, "--format", "safetensors", "-o", st, NULL};
     EXPECT(run(cmd_export, exp_argv) == 0, "nmt export");

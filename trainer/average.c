@@ -3,15 +3,22 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "checkpoint.h"
 #include "params.h"
 #include "status.h"
 
-/* Adds the tensors of checkpoint c (input k) to sum, read through pt. 0, or -1 (status_fail). */
-static int add_checkpoint(const Checkpoint *c, const char *const *inputs, int k, ParamTable *pt,
-                          double *sum) {
+/* Adds the tensors of checkpoint c (input k) to sum, read through pt. 0, or -1 (status_fail).
+ * Its SentencePiece model must be the first's: the rows of the embedding are token ids of it. */
+static int add_checkpoint(const Checkpoint *c, const Checkpoint *first, const char *const *inputs,
+                          int k, ParamTable *pt, double *sum) {
+    if (c->spm_len != first->spm_len || (c->spm_len && memcmp(c->spm, first->spm, c->spm_len)))
+        return status_fail("%s and %s were trained with different SentencePiece models (%zu and "
+                           "%zu bytes): the same token id means another piece in each, so their "
+                           "parameters cannot be averaged",
+                           inputs[0], inputs[k], first->spm_len, c->spm_len);
     if (checkpoint_restore(c, pt, false)) {
         char why[4096];
         snprintf(why, sizeof why, "%s", status_message());
@@ -35,12 +42,12 @@ int checkpoint_average(const char *const *inputs, int n, const char *output, siz
                        INIT_ZERO, 0.0f, false);
     params_finalize(&pt);
     double *sum = xcalloc(pt.numel, sizeof(double));  // (numel)
-    int rc = add_checkpoint(&first, inputs, 0, &pt, sum);
+    int rc = add_checkpoint(&first, &first, inputs, 0, &pt, sum);
     for (int k = 1; k < n && !rc; k++) {
         Checkpoint ck;
         rc = checkpoint_load(inputs[k], &ck);
         if (rc) break;
-        rc = add_checkpoint(&ck, inputs, k, &pt, sum);
+        rc = add_checkpoint(&ck, &first, inputs, k, &pt, sum);
         checkpoint_free(&ck);
     }
     if (!rc) {

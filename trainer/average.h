@@ -5,10 +5,10 @@
 
 #include <stddef.h>
 
-/* Averages the checkpoints inputs[n] (the same tensor names and shapes as the first) into a
- * weights-only checkpoint at output with the config and SentencePiece model of the first;
- * *params receives the parameter count. 0, or -1 after status_fail naming the input, before
- * anything is written. */
+/* Averages the checkpoints inputs[n] (the same tensor names and shapes and the same
+ * SentencePiece model as the first) into a weights-only checkpoint at output with the config and
+ * SentencePiece model of the first; *params receives the parameter count. 0, or -1 after
+ * status_fail naming the input, before anything is written. */
 int checkpoint_average(const char *const *inputs, int n, const char *output, size_t *params);
 
 #endif

@@ -13,7 +13,7 @@
 static void usage(FILE *out) {
     fprintf(out, "usage: nmt average -o OUTPUT CHECKPOINT CHECKPOINT [...]\n\n"
                  "Averages the parameters of checkpoints of the same model (same tensor names and\n"
-                 "shapes), e.g. the last few checkpoint.uN of a run.\n");
+                 "shapes, same SentencePiece model), e.g. the last few checkpoint.uN of a run.\n");
 }
 
 int cmd_average(int argc, char **argv) {
