@@ -1,7 +1,8 @@
 /* test_checkpoint.c: checkpoint files: a full save/load round trip (parameters, Adam moments,
  * training state, config text, SentencePiece bytes), weights-only files, and every kind of
- * damage (flipped byte, truncation, bad magic, wrong version, wrong shapes, missing file) is
- * rejected with a message that names the file and the problem. */
+ * damage (flipped byte, truncation, bad magic, a damaged version field, wrong shapes, missing file)
+ * is rejected with a message that names the file and the problem; a file of another version is
+ * told apart from a damaged version field. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -108,7 +109,10 @@ int main(void) {
         {"flipped", size, size / 2, 0, "corrupted: checksum"},
         {"truncated", size - 100, -1, 0, "truncated"},
         {"magic", size, 0, 'X', "bad magic"},
-        {"version", size, 8, 9, "version 9"},
+        // the CRC covers the payload, not the header: a version field that changed while the
+        // rest verifies as a version-1 file is damage, not a checkpoint of another version
+        {"version", size, 8, 9, "corrupted: its header says version 9"},
+        {"version-bit", size, 8, 0, "corrupted: its header says version 0"},
         {"empty", 0, -1, 0, "bad magic"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -122,6 +126,15 @@ int main(void) {
         expect_load_error(bad, cases[i].want);
         unlink(bad);
     }
+    // a file of another version: a later format's checksum does not verify as version 1's
+    snprintf(bad, sizeof bad, "%s/version2", dir);
+    bytes[8] = 2, bytes[24] ^= 0x5a;
+    f = fopen(bad, "wb");
+    fwrite(bytes, 1, (size_t)size, f);
+    fclose(f);
+    bytes[8] = 1, bytes[24] ^= 0x5a;
+    expect_load_error(bad, "checkpoint version 2, this nmt reads version 1");
+    unlink(bad);
     snprintf(bad, sizeof bad, "%s/missing", dir);
     expect_load_error(bad, "cannot open");
     // a write that cannot happen is fatal and names the file (checked in a child process)

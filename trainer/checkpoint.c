@@ -168,24 +168,31 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
     uint64_t payload;
     memcpy(&version, header + 8, 4), memcpy(&sections, header + 12, 4);
     memcpy(&payload, header + 16, 8), memcpy(&crc, header + 24, 4);
+    // The CRC covers the payload, not the version: the payload is checked first, so that a
+    // damaged version field of a version-1 file is reported as damage (checkpoint.h)
+    bool sized = (uint64_t)size == HEADER_BYTES + payload;
+    uint32_t actual = (uint32_t)crc32(0L, Z_NULL, 0);
+    for (size_t at = 0; sized && at < payload;) {
+        uInt n = (uInt)(payload - at > (1u << 30) ? (1u << 30) : payload - at);
+        actual = (uint32_t)crc32(actual, (const Bytef *)header + HEADER_BYTES + at, n);
+        at += n;
+    }
     if (version != CKPT_VERSION) {
         checkpoint_free(ck);
+        if (sized && actual == crc)
+            return status_fail("%s is corrupted: its header says version %u, but the file verifies "
+                               "as a version %d checkpoint (a damaged version field)",
+                               path, version, CKPT_VERSION);
         return status_fail("%s: checkpoint version %u, this nmt reads version %d", path, version,
                            CKPT_VERSION);
     }
-    if ((uint64_t)size != HEADER_BYTES + payload) {
+    if (!sized) {
         checkpoint_free(ck);
         return status_fail("%s is truncated or damaged: %ld bytes, the header says %llu", path,
                            size, (unsigned long long)(HEADER_BYTES + payload));
     }
     ck->blob = header + HEADER_BYTES;
     ck->size = payload;
-    uint32_t actual = (uint32_t)crc32(0L, Z_NULL, 0);
-    for (size_t at = 0; at < payload;) {
-        uInt n = (uInt)(payload - at > (1u << 30) ? (1u << 30) : payload - at);
-        actual = (uint32_t)crc32(actual, (const Bytef *)ck->blob + at, n);
-        at += n;
-    }
     if (actual != crc) {
         checkpoint_free(ck);
         return status_fail("%s is corrupted: checksum %08x, expected %08x", path, actual, crc);
