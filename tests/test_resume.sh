@@ -3,7 +3,7 @@
 # writing checkpoint.last, whose partial temporary the resumed run removes) and resumed ends
 # bit-identical to an uninterrupted run: the same final parameters and the same loss at every
 # update. Also: SIGTERM stops cleanly with exit 0, a corrupted checkpoint.last is refused with a
-# clear message, and train.init_from fine-tunes.
+# clear message naming the intact checkpoints to go on from, and train.init_from fine-tunes.
 set -euo pipefail
 NMT=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -79,10 +79,35 @@ grep -q "stopped (signal)" d.out && grep -q "resume with the same command" d.out
 [ -f run/checkpoint.last ] || fail "no checkpoint.last after SIGTERM"
 ! ls run/*.tmp.* > /dev/null 2>&1 || fail "temporary files after SIGTERM: $(ls run)"
 
-# a damaged checkpoint.last is refused, naming the file, and left in place
+# a damaged checkpoint.last is refused, naming the file, and left in place; it is the only file
+# with the training state (checkpoint.uN and checkpoint.best hold parameters only), so the run
+# cannot continue exactly: the message names the newest intact checkpoint and how to go on from it
 printf 'X' | dd of=run/checkpoint.last bs=1 seek=100 conv=notrunc 2> /dev/null
 if "$NMT" train -c cfg.yaml > e.out 2>&1; then fail "a corrupted checkpoint was accepted"; fi
 grep -q "run/checkpoint.last is corrupted" e.out || fail "message: $(head -3 e.out)"
+cp -r a e
+printf 'X' | dd of=e/checkpoint.last bs=1 seek=100 conv=notrunc 2> /dev/null
+cp e/checkpoint.last damaged.last
+if "$NMT" train -c cfg.yaml --set train.run_dir=e > e1.out 2>&1; then fail "resumed a damaged run"; fi
+grep -q "e/checkpoint.last is corrupted" e1.out && ! grep -q "remove the run directory" e1.out &&
+    grep -q "intact: checkpoint.u24 (newest), checkpoint.u18, checkpoint.best" e1.out &&
+    grep -qF -- "--set train.init_from=e/checkpoint.u24 --set train.run_dir=" e1.out ||
+    fail "damaged checkpoint.last beside intact ones: $(cat e1.out)"
+cmp -s e/checkpoint.last damaged.last || fail "the damaged checkpoint.last was changed"
+printf 'X' | dd of=e/checkpoint.u24 bs=1 seek=100 conv=notrunc 2> /dev/null
+if "$NMT" train -c cfg.yaml --set train.run_dir=e > e2.out 2>&1; then fail "resumed a damaged run"; fi
+grep -q "e/checkpoint.last is corrupted" e2.out &&
+    grep -q "intact: checkpoint.u18 (newest), checkpoint.best; damaged: checkpoint.u24" e2.out &&
+    grep -qF -- "--set train.init_from=e/checkpoint.u18" e2.out ||
+    fail "damaged checkpoint.last and checkpoint.u24: $(cat e2.out)"
+"$NMT" train -c cfg.yaml --set train.init_from=e/checkpoint.u18 --set train.run_dir=e-new \
+    --set train.max_updates=1 > e3.out 2>&1 || { cat e3.out; fail "the advice does not work"; }
+rm e/checkpoint.u18 e/checkpoint.best
+if "$NMT" train -c cfg.yaml --set train.run_dir=e > e4.out 2>&1; then fail "resumed a damaged run"; fi
+grep -q "e/checkpoint.last is corrupted" e4.out &&
+    grep -q "e holds no intact checkpoint.uN or checkpoint.best (damaged: checkpoint.u24)" e4.out &&
+    grep -q "move e/checkpoint.last away" e4.out ||
+    fail "nothing intact: $(cat e4.out)"
 
 # fine-tuning: train.init_from takes the parameters of a checkpoint, not its step or optimizer;
 # its first loss continues where run a ended, far below a fresh model's

@@ -1,6 +1,7 @@
 /* train.c: the training loop of train.h. */
 #include "train.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -25,6 +26,7 @@
 #include "prepare.h"
 #include "spm.h"
 #include "status.h"
+#include "strbuf.h"
 #include "timer.h"
 #include "tokcache.h"
 #include "translator.h"
@@ -103,11 +105,78 @@ static void open_data(Trainer *t) {
     free(train), free(valid), free(refs);
 }
 
+static int newest_first(const void *a, const void *b) {
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x < y) - (x > y);
+}
+
+/* Stops a run whose checkpoint.last cannot be resumed (`why`), leaving it as it is. Only
+ * checkpoint.last holds the training state (Adam moments, data position, dropout counter, best
+ * metric and patience); checkpoint.uN and checkpoint.best hold parameters only, so nothing else
+ * can continue the run exactly and nothing is resumed silently from an older state. The message
+ * says which of those load intact (checkpoint.uN newest first, then checkpoint.best) and how to
+ * go on from the newest: train.init_from in a new run directory. */
+static void cannot_resume(const Trainer *t, const char *why) __attribute__((noreturn));
+static void cannot_resume(const Trainer *t, const char *why) {
+    StrBuf msg = {0};  // first, as why may be the status message the loads below replace
+    strbuf_addf(&msg, "%s\n  checkpoint.last is left as it is; no other checkpoint holds the "
+                "training state (Adam moments,\n  data position, dropout counter), so the run "
+                "cannot continue exactly.\n", why);
+    long *updates = NULL;
+    int n = 0;
+    DIR *d = opendir(t->run_dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        long u;
+        char extra;
+        if (sscanf(e->d_name, "checkpoint.u%ld%c", &u, &extra) == 1) {
+            updates = xrealloc(updates, sizeof *updates * (size_t)(n + 1));
+            updates[n++] = u;
+        }
+    }
+    if (d) closedir(d);
+    qsort(updates, (size_t)n, sizeof *updates, newest_first);
+    StrBuf intact = {0}, damaged = {0};
+    char *newest = NULL;
+    for (int i = 0; i <= n; i++) {
+        char name[64];
+        if (i < n)
+            snprintf(name, sizeof name, "checkpoint.u%ld", updates[i]);
+        else
+            snprintf(name, sizeof name, "checkpoint.best");
+        char *path = path_join(t->run_dir, name);
+        Checkpoint ck;
+        bool present = file_exists(path), ok = present && checkpoint_load(path, &ck) == 0;
+        if (ok) checkpoint_free(&ck);
+        if (present) {
+            StrBuf *list = ok ? &intact : &damaged;
+            strbuf_addf(list, "%s%s%s", list->len ? ", " : "", name,
+                        ok && !newest ? " (newest)" : "");
+        }
+        if (ok && !newest)
+            newest = path;
+        else
+            free(path);
+    }
+    free(updates);
+    if (newest)
+        strbuf_addf(&msg, "  In %s, parameters only, intact: %s%s%s.\n  To go on from %s, with "
+                    "a fresh optimizer and learning-rate schedule:\n"
+                    "    nmt train ... --set train.init_from=%s --set train.run_dir=NEW_DIR\n",
+                    t->run_dir, intact.s, damaged.len ? "; damaged: " : "",
+                    damaged.len ? damaged.s : "", newest, newest);
+    else
+        strbuf_addf(&msg, "  %s holds no intact checkpoint.uN or checkpoint.best%s%s%s.\n",
+                    t->run_dir, damaged.len ? " (damaged: " : "", damaged.len ? damaged.s : "",
+                    damaged.len ? ")" : "");
+    strbuf_addf(&msg, "  To start this run over, move %s/checkpoint.last away.", t->run_dir);
+    strbuf_free(&intact), strbuf_free(&damaged), free(newest);
+    FATAL("%s", msg.s);
+}
+
 /* Restores a run directory's checkpoint.last, checking that the model is the same. */
 static bool resume(Trainer *t, const char *last) {
     Checkpoint ck;
-    if (checkpoint_load(last, &ck))
-        FATAL("%s\n  (to start over, remove the run directory %s)", status_message(), t->run_dir);
+    if (checkpoint_load(last, &ck)) cannot_resume(t, status_message());
     Config saved;
     config_init(&saved);
     CHECK(config_load_string(&saved, ck.config, strlen(ck.config), last) == 0, "%s",
@@ -120,7 +189,11 @@ static bool resume(Trainer *t, const char *last) {
     if (ck.spm_len != t->spm_len || memcmp(ck.spm, t->spm_bytes, t->spm_len))
         FATAL("%s was trained with another SentencePiece model than %s/spm.model now holds; "
               "use another train.run_dir", last, t->cfg->data.dir);
-    CHECK(ck.has_state && ck.has_optimizer, "%s has no training state", last);
+    if (!ck.has_state || !ck.has_optimizer) {
+        char why[4096];
+        snprintf(why, sizeof why, "%s holds parameters only, no training state", last);
+        cannot_resume(t, why);
+    }
     if (checkpoint_restore(&ck, &t->m.params, true)) FATAL("%s: %s", last, status_message());
     t->st = ck.state;
     checkpoint_free(&ck);

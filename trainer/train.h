@@ -6,7 +6,8 @@
  *   patience); checkpoint.last (full state) and checkpoint.uN (weights) every save_freq.
  * A run directory that holds checkpoint.last is resumed exactly where it stopped: the same
  * parameters, moments, data position and dropout masks, so an interrupted run ends bit-identical
- * to an uninterrupted one at the same thread count. SIGINT/SIGTERM finish the current update,
+ * to an uninterrupted one at the same thread count; a damaged checkpoint.last stops with a
+ * message naming the intact checkpoints to go on from. SIGINT/SIGTERM finish the current update,
  * write checkpoint.last and exit 0. */
 #ifndef NMT_TRAIN_H
 #define NMT_TRAIN_H

@@ -11,6 +11,11 @@ static void usage(FILE *out) {
             "usage: nmt train -c CONFIG [-c MORE ...] [--set section.key=value ...]\n\n"
             "Trains a model as configured (files merged in order, --set last). Prepares\n"
             "data.dir first if needed. A train.run_dir that holds checkpoint.last is resumed.\n"
+            "Only checkpoint.last holds the training state (checkpoint.uN and checkpoint.best\n"
+            "hold parameters only): a damaged one stops the run, left as it is, and the message\n"
+            "names the newest intact checkpoint to go on from with train.init_from in a new\n"
+            "train.run_dir (a fresh optimizer and schedule); nothing resumes silently from an\n"
+            "older state.\n"
             "Keys (section.key, type, default, meaning):\n");
     config_help(out, NULL);
 }
