@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bleu_io.h"
 #include "check.h"
 #include "clean.h"
 #include "progress.h"
@@ -138,7 +139,7 @@ void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t 
         CHECK(spm_encode(spm, text, l, &tmp) == 0, "%s: line %ld: %s", what, i + 1,
               status_message());
         ids[i] = xmalloc(sizeof(int32_t) * (tmp.n ? tmp.n : 1));
-        memcpy(ids[i], tmp.ids, sizeof(int32_t) * tmp.n);
+        if (tmp.n) memcpy(ids[i], tmp.ids, sizeof(int32_t) * tmp.n);  // no ids yet: NULL
         len[i] = tmp.n;
         free(text);
     }
@@ -181,7 +182,8 @@ char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const Search
 }
 
 char **translator_read_lines(const char *path, long *n) {
-    const char *file = strcmp(path, "-") ? path : "/dev/stdin";
+    bool is_stdin = !strcmp(path, "-");
+    const char *file = is_stdin ? "/dev/stdin" : path;
     TextReader r;
     if (text_open(&r, file)) FATAL("%s", status_message());
     long count = 0, cap = 1024;
@@ -189,6 +191,8 @@ char **translator_read_lines(const char *path, long *n) {
     size_t len;
     int got;
     while ((got = text_next(&r, &rec, &len)) == 1) {
+        if (bleu_check_line(is_stdin ? "<stdin>" : path, r.record_line, rec, len))
+            FATAL("%s", status_message());
         if (count == cap) lines = xrealloc(lines, sizeof(char *) * (cap *= 2));
         lines[count++] = xstrdup(rec);
     }
