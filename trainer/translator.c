@@ -155,13 +155,21 @@ char *translator_decode(const SpmModel *spm, const int32_t *ids, int n) {
 }
 
 char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const SearchOptions *o,
-                       int batch_tokens, char *const *lines, long n, bool progress, long *tokens) {
+                       int batch_tokens, int max_src_len, char *const *lines, long n,
+                       const char *what, bool progress, long *tokens) {
     size_t cnt = (size_t)(n ? n : 1);
     int32_t **ids = xmalloc(sizeof(int32_t *) * cnt), **out = xmalloc(sizeof(int32_t *) * cnt);
     int *len = xmalloc(sizeof(int) * cnt), *out_len = xmalloc(sizeof(int) * cnt);
-    translator_encode(spm, lines, n, ids, len, "input");
+    translator_encode(spm, lines, n, ids, len, what);
     int max_src = 1, plan_tokens, plan_len;
-    for (long i = 0; i < n; i++) max_src = len[i] + 1 > max_src ? len[i] + 1 : max_src;
+    for (long i = 0; i < n; i++) {
+        if (len[i] > max_src_len) {
+            fprintf(stderr, "[translate] warning: %s: line %ld has %d tokens; translating its "
+                    "first %d (decode.max_src_len)\n", what, i + 1, len[i], max_src_len);
+            len[i] = max_src_len;
+        }
+        max_src = len[i] + 1 > max_src ? len[i] + 1 : max_src;
+    }
     translator_needs(o, batch_tokens, max_src, &plan_tokens, &plan_len);
     model_plan(m, plan_tokens, plan_len);
     Translator t;
