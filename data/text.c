@@ -170,6 +170,11 @@ static long count_newlines(const char *s, const char *end) {
     return n;
 }
 
+/* The line of p in the window of next_seg that ends at end. */
+static long line_of(const TextReader *r, const char *p, const char *end) {
+    return r->line - count_newlines(p, end);
+}
+
 /* The first "<seg" in [s, end) that opens an element ("<seg>" or "<seg attr=...>"), or NULL. */
 static const char *find_seg_open(const char *s, const char *end) {
     while ((s = memmem(s, (size_t)(end - s), "<seg", 4))) {
@@ -181,24 +186,53 @@ static const char *find_seg_open(const char *s, const char *end) {
     return NULL;
 }
 
+/* The first "</seg" in [s, end) that closes an element or tries to ("</seg>", or "</seg"
+ * followed by anything but a name character: a broken closing tag), or NULL. */
+static const char *find_seg_close(const char *s, const char *end) {
+    while ((s = memmem(s, (size_t)(end - s), "</seg", 5))) {
+        if (s + 5 == end) return s;
+        char c = s[5];
+        if (!(c == '-' || c == '_' || c == '.' || c == ':' || (c >= '0' && c <= '9') ||
+              ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')))
+            return s;
+        s += 5;
+    }
+    return NULL;
+}
+
 /* The next <seg> content. r->text is a window of whole physical lines, the last of which is line
- * r->line; r->scan is where the search continues. An element spanning lines grows the window. */
+ * r->line; r->scan is where the search continues. An element spanning lines grows the window.
+ * Markup that would leak into the data is an error naming its line: a </seg> outside an element,
+ * a <seg> tag without its '>', a broken </seg> tag, a <seg> inside a <seg>. */
 static int next_seg(TextReader *r, char **rec, size_t *len) {
     for (;;) {
         const char *w = r->text, *end = r->text + r->text_len;
         const char *seg = find_seg_open(w + r->scan, end);
+        const char *stray = find_seg_close(w + r->scan, seg ? seg : end);
+        if (stray)
+            return status_fail("'%s':%ld: </seg> without an opening <seg>", r->path,
+                               line_of(r, stray, end));
         const char *open_end = seg ? memchr(seg, '>', (size_t)(end - seg)) : NULL;
-        const char *close =
-            open_end ? memmem(open_end, (size_t)(end - open_end), "</seg>", 6) : NULL;
-        if (close) {
-            r->record_line = r->line - count_newlines(seg, end);
+        if (seg && memchr(seg + 1, '<', (size_t)((open_end ? open_end : end) - seg - 1)))
+            return status_fail("'%s':%ld: broken <seg> tag (no '>' before the next '<')",
+                               r->path, line_of(r, seg, end));
+        const char *close = open_end ? find_seg_close(open_end, end) : NULL;
+        const char *inner = open_end ? find_seg_open(open_end, close ? close : end) : NULL;
+        if (inner)
+            return status_fail("'%s':%ld: <seg> inside the <seg> of line %ld (nested, or the "
+                               "first is not closed by </seg>)",
+                               r->path, line_of(r, inner, end), line_of(r, seg, end));
+        if (close && close + 5 < end && close[5] != '>')
+            return status_fail("'%s':%ld: broken </seg> tag", r->path, line_of(r, close, end));
+        if (close && close + 5 < end) {
+            r->record_line = line_of(r, seg, end);
             *len = set_record_unescaped(r, open_end + 1, (size_t)(close - open_end - 1));
             *rec = r->record;
             r->scan = (size_t)(close + 6 - w);
             r->records++;
             return 1;
         }
-        long seg_line = seg ? r->line - count_newlines(seg, end) : 0;
+        long seg_line = seg ? line_of(r, seg, end) : 0;
         if (seg) {  // an element is open: keep it and append the next line
             size_t keep_from = (size_t)(seg - w);
             memmove(r->text, seg, r->text_len - keep_from);

@@ -5,8 +5,8 @@
  * file is skipped; line ends are "\n" (a "\r" before it is left to the whitespace normalizer).
  * A ParallelReader walks a list of (source, target) corpora as one stream of pairs and fails
  * when the two files of a corpus hold different numbers of records.
- * Errors (unreadable file, truncated or corrupt gzip, unterminated <seg>, mismatched counts)
- * return -1 with a message naming the file (and line) in status_message(). */
+ * Errors (unreadable file, truncated or corrupt gzip, unterminated, nested or broken <seg> tags,
+ * mismatched counts) return -1 with a message naming the file (and line) in status_message(). */
 #ifndef NMT_DATA_TEXT_H
 #define NMT_DATA_TEXT_H
 

@@ -8,7 +8,9 @@
 #             are data/task1/raw/{train,val,test_2016_flickr}.{en,de}.gz of
 #             https://github.com/multi30k/dataset (rename test_2016_flickr to test2016)
 #   NMT_RUNS  where runs go (default runs/)
+# Interrupted during training (Ctrl-C), it stops with status 3; the same command resumes it.
 set -euo pipefail
+demo_command="$0 $*"
 cd "$(dirname "$0")/.."
 full=0
 attention=concat
@@ -16,7 +18,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --full) full=1 ;;
         --attention) attention=$2; shift ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
         *) echo "demo.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -51,7 +53,14 @@ sets=(--set "data.dir=$runs/multi30k-data" --set "train.run_dir=$run")
 echo "== prepare"
 $nmt prepare -c configs/multi30k-small.yaml "${sets[@]}"
 echo "== train ($run; the log is in $run/train.log)"
-$nmt train -c configs/multi30k-small.yaml "${sets[@]}"
+status=0
+$nmt train -c configs/multi30k-small.yaml "${sets[@]}" || status=$?
+if [ $status = 3 ]; then  # nmt train's exit status after SIGINT/SIGTERM
+    echo "== training was interrupted; $run/checkpoint.last is saved. To resume, run the same" >&2
+    echo "   command again: $demo_command" >&2
+    exit 3
+fi
+[ $status = 0 ] || exit $status
 
 echo "== translate test2016 (beam 4)"
 gunzip -c "$NMT_DATA/multi30k/test2016.de.gz" > "$run/test2016.ref.de"

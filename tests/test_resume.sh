@@ -2,16 +2,13 @@
 # test_resume.sh NMT: training that is killed (kill -9 at a random point, and in the middle of
 # writing checkpoint.last, whose partial temporary the resumed run removes) and resumed ends
 # bit-identical to an uninterrupted run: the same final parameters and the same loss at every
-# update. Also: SIGTERM stops cleanly with exit 0, a corrupted checkpoint.last is refused with a
+# update. Also: SIGTERM stops cleanly with exit 3, a corrupted checkpoint.last is refused with a
 # clear message naming the intact checkpoints to go on from, and train.init_from fine-tunes.
 set -euo pipefail
 NMT=$1
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 
-awk -f "$here/synthetic_corpus.awk"
+tiny_corpus 700 600  # a synthetic parallel corpus: made-up words, the target reverses the source
 cat > cfg.yaml <<YAML
 data:
   dir: data
@@ -66,7 +63,8 @@ for r in b c; do
 done
 [ "$(losses a/train.jsonl | wc -l)" -eq 24 ] || fail "expected 24 logged updates"
 
-# SIGTERM: finishes the update, writes checkpoint.last, exits 0 and says how to resume
+# SIGTERM: finishes the update, writes checkpoint.last, exits 3 (interrupted) and says how to
+# resume
 "$NMT" train -c cfg.yaml --set train.max_updates=100000 > d.out 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do
@@ -74,7 +72,9 @@ for _ in $(seq 1 600); do
     sleep 0.05
 done
 kill -TERM $pid
-wait $pid || fail "SIGTERM should exit 0"
+status=0
+wait $pid || status=$?
+[ $status -eq 3 ] || fail "SIGTERM should exit 3 (interrupted), not $status"
 grep -q "stopped (signal)" d.out && grep -q "resume with the same command" d.out || fail "SIGTERM message"
 [ -f run/checkpoint.last ] || fail "no checkpoint.last after SIGTERM"
 ! ls run/*.tmp.* > /dev/null 2>&1 || fail "temporary files after SIGTERM: $(ls run)"

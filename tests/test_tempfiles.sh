@@ -7,10 +7,7 @@
 # on the directory, one log line each, while those of live processes are kept.
 set -euo pipefail
 NMT=$1
-corpus="$(cd "$(dirname "$0")" && pwd)/synthetic_corpus.awk"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 fail() { echo "FAIL: $*"; exit 1; }
 temps() { find "$@" -name '*.tmp.[0-9]*' 2> /dev/null | sort; }
 no_temps() {  # what dirs...
@@ -19,9 +16,8 @@ no_temps() {  # what dirs...
     left=$(temps "$@")
     [ -z "$left" ] || fail "$what left temporary files: $left"
 }
-passed=0
 
-awk -f "$corpus"
+tiny_corpus 700 600  # made-up words, the target reverses the source
 config() {  # data-dir run-dir train-src valid-tgt
     cat <<YAML
 data:

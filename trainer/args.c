@@ -2,6 +2,7 @@
 #include "args.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,8 +50,8 @@ double args_double(const char *cmd, const char *opt, const char *text) {
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno || end == text || *end)
-        args_usage_error(cmd, "option %s expects a number, got '%s'", opt, text);
+    if (errno || end == text || *end || !isfinite(v))
+        args_usage_error(cmd, "option %s expects a finite number, got '%s'", opt, text);
     return v;
 }
 
@@ -92,34 +93,35 @@ const char *const args_decode_help =
     "  --lenpen-form F     gnmt: score/((5+len)/6)^A, fairseq: score/len^A (decode.lenpen_form)\n"
     "  --max-len-a A       longest output = A * source length + B (decode.max_len_a)\n"
     "  --max-len-b B       (decode.max_len_b)\n"
-    "  --batch-tokens N    source tokens per batch (decode.batch_tokens)\n";
+    "  --batch-tokens N    source tokens per batch (decode.batch_tokens)\n"
+    "  --max-src-len N     longest source in tokens; longer lines are cut, with a warning\n"
+    "                      naming the line (decode.max_src_len)\n"
+    "  Each takes the values and ranges of its decode.* key ('nmt train --help').\n";
 
-/* A decoding option at argv[*i] (args_decode_help), overriding d; false for any other. */
-static bool args_decode(const char *cmd, DecodeConfig *d, int argc, char **argv, int *i) {
-    const char *a = argv[*i];
-    if (args_is(a, NULL, "--beam"))
-        d->beam = args_int(cmd, a, args_value(cmd, argc, argv, i), 1, 256);
-    else if (args_is(a, NULL, "--lenpen"))
-        d->lenpen = args_double(cmd, a, args_value(cmd, argc, argv, i));
-    else if (args_is(a, NULL, "--lenpen-form")) {
+/* The decoding options and the decode keys they set. */
+static const struct {
+    const char *flag, *key;
+} decode_flags[] = {
+    {"--beam", "decode.beam"},
+    {"--lenpen", "decode.lenpen"},
+    {"--lenpen-form", "decode.lenpen_form"},
+    {"--max-len-a", "decode.max_len_a"},
+    {"--max-len-b", "decode.max_len_b"},
+    {"--batch-tokens", "decode.batch_tokens"},
+    {"--max-src-len", "decode.max_src_len"},
+};
+
+/* A decoding option at argv[*i] (args_decode_help) set in cfg through its decode key, with the
+ * key's checks (a bad value is a usage error); false for any other argument. */
+static bool args_decode(const char *cmd, Config *cfg, int argc, char **argv, int *i) {
+    for (size_t k = 0; k < sizeof decode_flags / sizeof decode_flags[0]; k++) {
+        if (strcmp(argv[*i], decode_flags[k].flag)) continue;
         const char *v = args_value(cmd, argc, argv, i);
-        int form = config_enum_value(CONFIG_KEY_decode_lenpen_form, v);
-        char choices[256];
-        if (form < 0)
-            args_usage_error(cmd, "--lenpen-form expects %s, got '%s'",
-                             config_enum_choices(CONFIG_KEY_decode_lenpen_form, ", ", " or ",
-                                                 choices, sizeof choices),
-                             v);
-        d->lenpen_form = (LenpenForm)form;
-    } else if (args_is(a, NULL, "--max-len-a"))
-        d->max_len_a = args_double(cmd, a, args_value(cmd, argc, argv, i));
-    else if (args_is(a, NULL, "--max-len-b"))
-        d->max_len_b = args_int(cmd, a, args_value(cmd, argc, argv, i), 0, 100000);
-    else if (args_is(a, NULL, "--batch-tokens"))
-        d->batch_tokens = args_int(cmd, a, args_value(cmd, argc, argv, i), 1, 10000000);
-    else
-        return false;
-    return true;
+        if (config_set_key(cfg, decode_flags[k].key, v, decode_flags[k].flag))
+            args_usage_error(cmd, "%s", status_message());
+        return true;
+    }
+    return false;
 }
 
 const char *const args_model_help =
@@ -137,9 +139,12 @@ static bool args_model(const char *cmd, ModelArgs *ma, int argc, char **argv, in
         ma->threads = args_int(cmd, a, args_value(cmd, argc, argv, i), 1, 1024);
         return true;
     }
-    DecodeConfig scratch = {0};
+    Config scratch;  // the value is checked now and applied once the model is loaded
+    config_init(&scratch);
     int start = *i;
-    if (!args_decode(cmd, &scratch, argc, argv, i)) return false;
+    bool decode = args_decode(cmd, &scratch, argc, argv, i);
+    config_free(&scratch);
+    if (!decode) return false;
     ma->decode_opts = xrealloc(ma->decode_opts, sizeof(char *) * (ma->ndecode + 2));
     for (int j = start; j <= *i; j++) ma->decode_opts[ma->ndecode++] = argv[j];
     return true;
@@ -149,7 +154,7 @@ void args_model_open(const char *cmd, ModelArgs *ma, LoadedModel *lm) {
     if (!ma->model) args_usage_error(cmd, "-m CHECKPOINT is required");
     if (ma->threads) gemm_set_threads(ma->threads);
     loaded_model_open(lm, ma->model);
-    for (int j = 0; j < ma->ndecode; j++) args_decode(cmd, &lm->cfg.decode, ma->ndecode, ma->decode_opts, &j);
+    for (int j = 0; j < ma->ndecode; j++) args_decode(cmd, &lm->cfg, ma->ndecode, ma->decode_opts, &j);
     free(ma->decode_opts);
     ma->decode_opts = NULL, ma->ndecode = 0;
 }

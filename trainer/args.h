@@ -14,10 +14,13 @@ bool args_wants_help(const char *arg);
 /* The value after option argv[*i] (advancing *i), or a usage error naming the option. */
 const char *args_value(const char *cmd, int argc, char **argv, int *i);
 int args_int(const char *cmd, const char *opt, const char *text, long lo, long hi);
+/* A finite number (nan and inf are usage errors). */
 double args_double(const char *cmd, const char *opt, const char *text);
 
 /* Help text for the decoding options (--beam, --lenpen, --lenpen-form, --max-len-a,
- * --max-len-b, --batch-tokens), which override the decode config stored in a checkpoint. */
+ * --max-len-b, --batch-tokens, --max-src-len), which override the decode config stored in a
+ * checkpoint. Each sets its decode.* key through config_set_key, with the key's type and range
+ * checks (a bad value is a usage error). */
 extern const char *const args_decode_help;
 
 /* The options of commands that use a trained model: -m CKPT, --threads N and the decoding

@@ -155,6 +155,10 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
     if (fd < 0) return status_fail("cannot open checkpoint %s: %s", path, strerror(errno));
     struct stat sb;
     long size = fstat(fd, &sb) == 0 ? (long)sb.st_size : -1;
+    if (size >= 0 && S_ISDIR(sb.st_mode)) {
+        close(fd);
+        return status_fail("%s is a directory, not a checkpoint", path);
+    }
     const char *header = size >= HEADER_BYTES
                              ? mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0)
                              : MAP_FAILED;

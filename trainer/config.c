@@ -300,14 +300,18 @@ void config_free(Config *c) {
     memset(c, 0, sizeof *c);
 }
 
+int config_set_key(Config *c, const char *name, const char *value, const char *where) {
+    int k = key_find(name);
+    if (k < 0) return unknown_key(where, name);
+    return set_scalar(c, k, value, where);
+}
+
 int config_set(Config *c, const char *assignment) {
     const char *eq = strchr(assignment, '=');
     if (!eq) return status_fail("--set %s: expected section.key=value", assignment);
     char name[256];
     snprintf(name, sizeof name, "%.*s", (int)(eq - assignment), assignment);
-    int k = key_find(name);
-    if (k < 0) return unknown_key("--set", name);
-    return set_scalar(c, k, eq + 1, "--set");
+    return config_set_key(c, name, eq + 1, "--set");
 }
 
 /* ---- YAML ---- */
@@ -365,6 +369,9 @@ static int read_corpora(Config *c, YamlReader *r, int k) {
             snprintf(where, sizeof where, "%s:%zu", r->origin, fline);
             if (expand_env(ev_text(r), path, sizeof path, where)) return -1;
             const char *owned = config_strdup(c, path, strlen(path));
+            if ((!strcmp(field, "src") && src) || (!strcmp(field, "tgt") && tgt))
+                return status_fail("%s:%zu: %s: duplicate field '%s'", r->origin, fline,
+                                   keys[k].name, field);
             if (!strcmp(field, "src"))
                 src = owned;
             else if (!strcmp(field, "tgt"))
@@ -386,7 +393,9 @@ static int read_corpora(Config *c, YamlReader *r, int k) {
     return 0;
 }
 
-static int read_section(Config *c, YamlReader *r, const char *section) {
+/* The keys of one section; key_line[k] is the line where key k was set in this document (0 =
+ * not yet), so a key given twice is refused: the keys of a YAML mapping are unique. */
+static int read_section(Config *c, YamlReader *r, const char *section, size_t *key_line) {
     for (;;) {
         if (yaml_next(r)) return -1;
         if (r->ev.type == YAML_MAPPING_END_EVENT) return 0;
@@ -398,6 +407,10 @@ static int read_section(Config *c, YamlReader *r, const char *section) {
         snprintf(where, sizeof where, "%s:%zu", r->origin, ev_line(r));
         int k = key_find(name);
         if (k < 0) return unknown_key(where, name);
+        if (key_line[k])
+            return status_fail("%s: duplicate key '%s' (already set at line %zu)", where, name,
+                               key_line[k]);
+        key_line[k] = ev_line(r);
         if (yaml_next(r)) return -1;
         if (keys[k].type == CT_CORPORA && r->ev.type == YAML_SEQUENCE_START_EVENT) {
             if (read_corpora(c, r, k)) return -1;
@@ -433,6 +446,7 @@ int config_load_string(Config *c, const char *text, size_t len, const char *orig
                     origin, ev_line(&r));
         goto done;
     }
+    size_t section_line[NSECTIONS] = {0}, key_line[CONFIG_NKEYS] = {0};  // 0 = not seen yet
     for (;;) {
         if (yaml_next(&r)) goto done;
         if (r.ev.type == YAML_MAPPING_END_EVENT) break;
@@ -443,20 +457,27 @@ int config_load_string(Config *c, const char *text, size_t len, const char *orig
         char section[64];
         snprintf(section, sizeof section, "%s", ev_text(&r));
         size_t line = ev_line(&r);
-        bool known = false;
-        for (int s = 0; s < NSECTIONS; s++) known |= !strcmp(section, sections[s]);
-        if (!known) {
+        int known = -1;
+        for (int s = 0; s < NSECTIONS; s++)
+            if (!strcmp(section, sections[s])) known = s;
+        if (known < 0) {
             status_fail("%s:%zu: unknown section '%s' (expected model, decode, data or train)",
                         origin, line, section);
             goto done;
         }
+        if (section_line[known]) {
+            status_fail("%s:%zu: duplicate section '%s' (already at line %zu)", origin, line,
+                        section, section_line[known]);
+            goto done;
+        }
+        section_line[known] = line;
         if (yaml_next(&r)) goto done;
         if (r.ev.type == YAML_SCALAR_EVENT && !*ev_text(&r)) continue;  // "section:" alone
         if (r.ev.type != YAML_MAPPING_START_EVENT) {
             status_fail("%s:%zu: section '%s' must be a mapping of keys", origin, line, section);
             goto done;
         }
-        if (read_section(c, &r, section)) goto done;
+        if (read_section(c, &r, section, key_line)) goto done;
     }
     rc = 0;
 done:
@@ -474,7 +495,12 @@ int config_load_file(Config *c, const char *path) {
         n += got;
         if (n == cap) buf = xrealloc(buf, cap *= 2);
     }
+    int err = ferror(f) ? errno : 0;  // EISDIR for a directory, which fopen accepts
     fclose(f);
+    if (err) {
+        free(buf);
+        return status_fail("%s: cannot read config file: %s", path, strerror(err));
+    }
     int rc = config_load_string(c, buf, n, path);
     free(buf);
     return rc;
@@ -503,6 +529,9 @@ int config_check(const Config *c) {
             "%s: train.valid_metric: bleu needs validation BLEU, but decode.valid_beam "
             "is 0 (use valid_metric: nll, or a beam of 1 or more)",
             origin_of(c, CONFIG_KEY_train_valid_metric));
+    if (!*c->train.run_dir)
+        return status_fail("%s: train.run_dir: expected a directory name, got an empty string",
+                           origin_of(c, CONFIG_KEY_train_run_dir));
     if (c->train.schedule == SCHEDULE_NOAM && c->train.warmup == 0)
         return status_fail("%s: train.warmup: the noam schedule needs warmup > 0",
                            origin_of(c, CONFIG_KEY_train_warmup));

@@ -4,8 +4,9 @@
  * trainer/train_keys.def) are the single source of truth: they generate the structs, the parser,
  * `--help` and the resolved-config dump written into run directories and checkpoints.
  * ENUM keys are C enums (kernels/config_types.h), parsed here once from their names.
- * Unknown keys, wrong types, out-of-range values and inconsistent combinations are errors that
- * name the file, line and key. Loading functions return 0, or -1 after status_fail (status.h). */
+ * Unknown keys, wrong types, out-of-range values, inconsistent combinations and a key or section
+ * given twice in one file are errors that name the file, line and key. Loading functions return
+ * 0, or -1 after status_fail (status.h). */
 #ifndef NMT_CONFIG_H
 #define NMT_CONFIG_H
 
@@ -49,6 +50,9 @@ int config_load_file(Config *c, const char *path);
 /* YAML text from memory; `origin` names it in messages (e.g. "checkpoint.last:config"). */
 int config_load_string(Config *c, const char *text, size_t len, const char *origin);
 int config_set(Config *c, const char *assignment);  // "section.key=value"
+/* Sets key `name` ("section.key") from its text as a file or --set would, with the same type
+ * and range checks; `where` names the source in messages (e.g. "--lenpen"). */
+int config_set_key(Config *c, const char *name, const char *value, const char *where);
 /* Cross-key rules (d_model % heads, key widths, schedule needs warmup ...). */
 int config_check(const Config *c);
 

@@ -58,10 +58,11 @@ Ctx loaded_model_ctx(const LoadedModel *lm) {
 }
 
 char **loaded_model_translate(LoadedModel *lm, const Ctx *c, char *const *lines, long n,
-                              long *tokens) {
+                              const char *what, long *tokens) {
     const DecodeConfig *dc = &lm->cfg.decode;
     SearchOptions o = translator_options(dc, dc->beam);
-    return translate_lines(&lm->m, lm->spm, c, &o, dc->batch_tokens, lines, n, true, tokens);
+    return translate_lines(&lm->m, lm->spm, c, &o, dc->batch_tokens, dc->max_src_len, lines, n,
+                           what, true, tokens);
 }
 
 size_t loaded_model_attention_params(const LoadedModel *lm) {

@@ -22,10 +22,10 @@ void loaded_model_open(LoadedModel *lm, const char *path);
 void loaded_model_close(LoadedModel *lm);
 /* The context to run the model for inference, with its configured GEMM backend. */
 Ctx loaded_model_ctx(const LoadedModel *lm);
-/* Translates n raw lines in context c with the model's decode config (translate_lines,
- * progress on stderr); the generated tokens go to *tokens when not NULL. */
+/* Translates n raw lines of input `what` in context c with the model's decode config
+ * (translate_lines, progress on stderr); the generated tokens go to *tokens when not NULL. */
 char **loaded_model_translate(LoadedModel *lm, const Ctx *c, char *const *lines, long n,
-                              long *tokens);
+                              const char *what, long *tokens);
 /* The parameters of the attention modules (the tensors named "*_attn.*"). */
 size_t loaded_model_attention_params(const LoadedModel *lm);
 

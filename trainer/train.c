@@ -405,11 +405,15 @@ int train_run(Config *cfg) {
     const TrainConfig *tc = &cfg->train;
     t->run_dir = tc->run_dir;
     CHECK(*cfg->data.dir, "data.dir is not set (the prepared data directory)");
+    struct stat st;
+    if (stat(t->run_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        FATAL("train.run_dir %s is not a directory", t->run_dir);
     if (!make_dirs(t->run_dir))
         FATAL("cannot create directory %s: %s", t->run_dir, strerror(errno));
     char *lock = path_join(t->run_dir, "lock");
     int lock_fd = open(lock, O_WRONLY | O_CREAT, 0644);
-    if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB))
+    if (lock_fd < 0) FATAL("cannot open %s: %s", lock, strerror(errno));
+    if (flock(lock_fd, LOCK_EX | LOCK_NB))
         FATAL("another nmt train is using the run directory %s", t->run_dir);
     free(lock);
     atomic_remove_stale(t->run_dir, "[train]");  // what killed runs left: checkpoint.last.tmp.PID
@@ -507,5 +511,5 @@ int train_run(Config *cfg) {
     model_free(&t->m);
     fclose(t->log), fclose(t->jsonl);
     close(lock_fd);
-    return 0;
+    return stop_signal ? TRAIN_INTERRUPTED : 0;
 }

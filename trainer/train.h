@@ -8,13 +8,17 @@
  * parameters, moments, data position and dropout masks, so an interrupted run ends bit-identical
  * to an uninterrupted one at the same thread count; a damaged checkpoint.last stops with a
  * message naming the intact checkpoints to go on from. SIGINT/SIGTERM finish the current update,
- * write checkpoint.last and exit 0. */
+ * write checkpoint.last and exit with TRAIN_INTERRUPTED (3), so that scripts can tell an
+ * interrupted run, to be resumed by the same command, from a finished one (0). */
 #ifndef NMT_TRAIN_H
 #define NMT_TRAIN_H
 
 #include "config.h"
 
-/* Runs training as configured; returns the process exit code. */
+enum { TRAIN_INTERRUPTED = 3 };  // the exit code after SIGINT/SIGTERM
+
+/* Runs training as configured; returns the process exit code: 0 when a stopping rule ended the
+ * run, TRAIN_INTERRUPTED after a signal. */
 int train_run(Config *cfg);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bleu_io.h"
 #include "check.h"
 #include "clean.h"
 #include "progress.h"
@@ -138,7 +139,7 @@ void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t 
         CHECK(spm_encode(spm, text, l, &tmp) == 0, "%s: line %ld: %s", what, i + 1,
               status_message());
         ids[i] = xmalloc(sizeof(int32_t) * (tmp.n ? tmp.n : 1));
-        memcpy(ids[i], tmp.ids, sizeof(int32_t) * tmp.n);
+        if (tmp.n) memcpy(ids[i], tmp.ids, sizeof(int32_t) * tmp.n);  // no ids yet: NULL
         len[i] = tmp.n;
         free(text);
     }
@@ -154,13 +155,21 @@ char *translator_decode(const SpmModel *spm, const int32_t *ids, int n) {
 }
 
 char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const SearchOptions *o,
-                       int batch_tokens, char *const *lines, long n, bool progress, long *tokens) {
+                       int batch_tokens, int max_src_len, char *const *lines, long n,
+                       const char *what, bool progress, long *tokens) {
     size_t cnt = (size_t)(n ? n : 1);
     int32_t **ids = xmalloc(sizeof(int32_t *) * cnt), **out = xmalloc(sizeof(int32_t *) * cnt);
     int *len = xmalloc(sizeof(int) * cnt), *out_len = xmalloc(sizeof(int) * cnt);
-    translator_encode(spm, lines, n, ids, len, "input");
+    translator_encode(spm, lines, n, ids, len, what);
     int max_src = 1, plan_tokens, plan_len;
-    for (long i = 0; i < n; i++) max_src = len[i] + 1 > max_src ? len[i] + 1 : max_src;
+    for (long i = 0; i < n; i++) {
+        if (len[i] > max_src_len) {
+            fprintf(stderr, "[translate] warning: %s: line %ld has %d tokens; translating its "
+                    "first %d (decode.max_src_len)\n", what, i + 1, len[i], max_src_len);
+            len[i] = max_src_len;
+        }
+        max_src = len[i] + 1 > max_src ? len[i] + 1 : max_src;
+    }
     translator_needs(o, batch_tokens, max_src, &plan_tokens, &plan_len);
     model_plan(m, plan_tokens, plan_len);
     Translator t;
@@ -181,7 +190,8 @@ char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const Search
 }
 
 char **translator_read_lines(const char *path, long *n) {
-    const char *file = strcmp(path, "-") ? path : "/dev/stdin";
+    bool is_stdin = !strcmp(path, "-");
+    const char *file = is_stdin ? "/dev/stdin" : path;
     TextReader r;
     if (text_open(&r, file)) FATAL("%s", status_message());
     long count = 0, cap = 1024;
@@ -189,6 +199,8 @@ char **translator_read_lines(const char *path, long *n) {
     size_t len;
     int got;
     while ((got = text_next(&r, &rec, &len)) == 1) {
+        if (bleu_check_line(is_stdin ? "<stdin>" : path, r.record_line, rec, len))
+            FATAL("%s", status_message());
         if (count == cap) lines = xrealloc(lines, sizeof(char *) * (cap *= 2));
         lines[count++] = xstrdup(rec);
     }

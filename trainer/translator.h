@@ -47,16 +47,21 @@ void translator_free(Translator *t);
  * out[i] receives malloc'd ids (without EOS) and out_len[i] their count. */
 void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
                         const int *src_len, long n, int32_t **out, int *out_len);
-/* The whole job for raw text: encodes the lines, plans the model's memory for them, translates
+/* The whole job for raw text: encodes the lines, cuts each to its first max_src_len tokens
+ * (with a warning on stderr naming `what`, the input, and the line), plans the model's memory
+ * for them (so it is bounded by batch_tokens and max_src_len, never by the input), translates
  * and returns n malloc'd detokenized lines (an empty line for an empty input line). Reports the
  * generated tokens in *tokens when not NULL. */
 char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const SearchOptions *o,
-                       int batch_tokens, char *const *lines, long n, bool progress, long *tokens);
+                       int batch_tokens, int max_src_len, char *const *lines, long n,
+                       const char *what, bool progress, long *tokens);
 /* Encodes raw lines as `prepare` does (normalize, SentencePiece); fatal on invalid UTF-8. */
 void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t **ids, int *len,
                        const char *what);
 /* The records of a text file (plain, .gz or WMT .sgm; "-" is standard input), raw; free them
- * with file_free_lines (files.h), as the lines of translate_lines. */
+ * with file_free_lines (files.h), as the lines of translate_lines. Each must be valid UTF-8
+ * without NUL bytes, as `nmt bleu` reads files (bleu_check_line); fatal otherwise, naming the
+ * file (or <stdin>) and line. */
 char **translator_read_lines(const char *path, long *n);
 /* Two parallel files; their record counts must agree (fatal, naming both, otherwise). */
 void translator_read_parallel(const char *src_path, const char *ref_path, char ***src,

@@ -95,9 +95,7 @@ static void lines_push(BleuLines *l, size_t *cap, const char *s, size_t len) {
     l->lines[l->n++] = line;
 }
 
-/* Checks that a line is text Python would read: valid UTF-8 without NUL bytes. 0, or -1
- * (status_fail). */
-static int check_line(const char *name, long lineno, const char *s, size_t len) {
+int bleu_check_line(const char *name, long lineno, const char *s, size_t len) {
     const char *nul = memchr(s, '\0', len);
     if (nul)
         return status_fail("%s: line %ld: contains a NUL byte (at byte %zu)", name, lineno,
@@ -120,7 +118,7 @@ int bleu_read_lines(const char *path, BleuLines *out) {
     for (size_t start = 0; start < len;) {
         const char *nl = memchr(data + start, '\n', len - start);
         size_t end = nl ? (size_t)(nl - data) : len;
-        if (check_line(path, out->n + 1, data + start, end - start) < 0) {
+        if (bleu_check_line(path, out->n + 1, data + start, end - start) < 0) {
             free(data);
             bleu_lines_free(out);
             return -1;
@@ -150,7 +148,7 @@ int bleu_read_stream_lines(FILE *f, const char *name, BleuLines *out) {
     for (size_t start = 0; start < len;) {
         size_t end = start;
         while (end < len && data[end] != '\n' && data[end] != '\r') end++;
-        if (check_line(name, out->n + 1, data + start, end - start) < 0) {
+        if (bleu_check_line(name, out->n + 1, data + start, end - start) < 0) {
             free(data);
             bleu_lines_free(out);
             return -1;

@@ -1,10 +1,10 @@
 /* cmd_analyze.c: `nmt analyze -m CKPT`: how redundant are the key/query projections? The
  * analysis of analyze.h as a table on stdout; --json writes every spectrum for
  * scripts/plot-analyze.py. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "analyze.h"
 #include "args.h"
@@ -13,13 +13,18 @@
 #include "json.h"
 #include "loaded_model.h"
 
+enum { MAX_RANKS = 32 };  // of --cp
+
 static void usage(FILE *out) {
     fprintf(out,
             "usage: nmt analyze -m CHECKPOINT [--json FILE] [--cp R1,R2,...]\n\n"
             "Spectra of the key/query projections of every attention module: per head and\n"
             "concatenated W_Q, W_K, and the per-head products W_Q^h W_K^h^T side by side;\n"
             "the ranks that keep 90/95/99%% of the energy. --cp adds the CP reconstruction error\n"
-            "of each module at the given ranks (what `nmt reparam --dk R` would reach).\n");
+            "of each module at the given ranks (what `nmt reparam --dk R` would reach): up to %d\n"
+            "integers, each from 1 to the model's key width d_k (model.dk, or d_model when it is\n"
+            "0), the rank at which the decomposition is exact.\n",
+            MAX_RANKS);
 }
 
 /* What the printing of each module needs. */
@@ -83,6 +88,23 @@ static void report(const ModuleAnalysis *a, bool reference, void *ctx) {
         fputs(r->modules++ ? "," : "", r->json), json_module(r->json, a, r->sh);
 }
 
+/* The comma-separated ranks of --cp, each an integer in [1, dk]; a usage error otherwise.
+ * Returns their count. */
+static int parse_ranks(const char *cmd, const char *list, int dk, int *ranks) {
+    int n = 0;
+    for (const char *p = list;; p++) {
+        char *end;
+        errno = 0;
+        long r = strtol(p, &end, 10);
+        if (errno || end == p || (*end && *end != ',') || r < 1 || r > dk || n == MAX_RANKS)
+            args_usage_error(cmd, "--cp expects up to %d comma-separated integers from 1 to %d "
+                             "(the model's key width d_k), got '%s'", MAX_RANKS, dk, list);
+        ranks[n++] = (int)r;
+        if (!*end) return n;
+        p = end;
+    }
+}
+
 int cmd_analyze(int argc, char **argv) {
     const char *cmd = "analyze", *model = NULL, *json = NULL, *cp_list = NULL;
     const ArgsOption opts[] = {ARGS_OPT_STRING("-m", "--model", &model),
@@ -95,13 +117,9 @@ int cmd_analyze(int argc, char **argv) {
     if (cp.cfg.model.attention != ATTENTION_CONCAT)
         FATAL("%s has %s attention; analyze studies the per-head projections of concat models",
               model, attention_mode_name(cp.cfg.model.attention));
-    int ranks[32], nranks = 0;
-    for (const char *p = cp_list; p && *p && nranks < 32;) {
-        ranks[nranks++] = atoi(p);
-        p = strchr(p, ',');
-        p = p ? p + 1 : NULL;
-    }
-    Report r = {analyze_shape(&cp.cfg.model), nranks, json ? fopen(json, "w") : NULL, 0};
+    QkShape sh = analyze_shape(&cp.cfg.model);
+    int ranks[MAX_RANKS], nranks = cp_list ? parse_ranks(cmd, cp_list, sh.Dk, ranks) : 0;
+    Report r = {sh, nranks, json ? fopen(json, "w") : NULL, 0};
     if (json && !r.json) FATAL("cannot write %s", json);
     if (r.json) {
         fputs("{\"model\":", r.json);

@@ -39,7 +39,7 @@ int cmd_eval(int argc, char **argv) {
     Ctx c = loaded_model_ctx(&lm);
     double t0 = now_seconds();
     long tokens;
-    char **hyp = loaded_model_translate(&lm, &c, src, n, &tokens);
+    char **hyp = loaded_model_translate(&lm, &c, src, n, src_path, &tokens);
     double secs = now_seconds() - t0;
     if (output) {
         FILE *f = fopen(output, "w");

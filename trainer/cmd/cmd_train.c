@@ -1,4 +1,5 @@
 /* cmd_train.c: `nmt train -c CONFIG [-c MORE] [--set key=value]` (train.h). */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "args.h"
@@ -16,7 +17,11 @@ static void usage(FILE *out) {
             "names the newest intact checkpoint to go on from with train.init_from in a new\n"
             "train.run_dir (a fresh optimizer and schedule); nothing resumes silently from an\n"
             "older state.\n"
-            "Keys (section.key, type, default, meaning):\n");
+            "Exit status: 0 when a stopping rule ended the run (max_updates, max_epochs,\n"
+            "max_time, patience); %d when SIGINT or SIGTERM interrupted it (checkpoint.last is\n"
+            "saved; run the same command to resume); 1 on an error; 2 on a usage error.\n"
+            "Keys (section.key, type, default, meaning):\n",
+            TRAIN_INTERRUPTED);
     config_help(out, NULL);
 }
 
@@ -24,7 +29,14 @@ int cmd_train(int argc, char **argv) {
     const char *cmd = "train";
     Config cfg;
     config_init(&cfg);
-    int rc = args_config_only(cmd, &cfg, argc, argv, usage) ? train_run(&cfg) : 0;
+    if (!args_config_only(cmd, &cfg, argc, argv, usage)) {
+        config_free(&cfg);
+        return 0;
+    }
+    bool config_given = false;
+    for (int i = 1; i < argc; i++) config_given |= args_is(argv[i], "-c", "--config");
+    if (!config_given) args_usage_error(cmd, "no config given (-c FILE)");
+    int rc = train_run(&cfg);
     config_free(&cfg);
     return rc;
 }

@@ -31,7 +31,8 @@ int cmd_translate(int argc, char **argv) {
     long n;
     char **lines = translator_read_lines(input, &n);
     Ctx c = loaded_model_ctx(&lm);
-    char **hyp = loaded_model_translate(&lm, &c, lines, n, NULL);
+    char **hyp = loaded_model_translate(&lm, &c, lines, n, strcmp(input, "-") ? input : "<stdin>",
+                                        NULL);
     FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;
     if (!out) args_usage_error(cmd, "cannot write %s", output);
     for (long i = 0; i < n; i++) fprintf(out, "%s\n", hyp[i]);

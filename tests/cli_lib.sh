@@ -1,0 +1,42 @@
+# cli_lib.sh: helpers of the tests that run the nmt binary. Sourced, it moves into a scratch
+# directory ($work, removed on exit); expect and check count passes and failures in $passed and
+# $failed.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+passed=0 failed=0
+expect() {  # expected-exit-code expected-text command...
+    local code=$1 text=$2
+    shift 2
+    "$@" > out.txt 2>&1
+    local got=$?
+    if [ $got -ne "$code" ] || ! grep -qF -- "$text" out.txt; then
+        echo "FAIL: '$*' exited $got (want $code), output lacks '$text':"
+        head -5 out.txt
+        failed=$((failed + 1))
+    else
+        passed=$((passed + 1))
+    fi
+}
+check() {  # description command...: passes when the command succeeds
+    local what=$1
+    shift
+    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what"; failed=$((failed + 1)); fi
+}
+# A synthetic parallel corpus of made-up words, the target reversing the source: the first
+# $2 of $1 pairs in train.en/train.de, the rest in valid.en/valid.de.
+tiny_corpus() {
+    awk -v total="$1" -v ntrain="$2" 'BEGIN {
+        srand(7);
+        for (i = 0; i < total; i++) {
+            n = 3 + int(rand() * 6); s = ""; t = "";
+            for (j = 0; j < n; j++) {
+                w = ""; L = 2 + int(rand() * 4);
+                for (k = 0; k < L; k++) w = w sprintf("%c", 97 + int(rand() * 12));
+                s = s (j ? " " : "") w; t = toupper(w) (j ? " " : "") t;
+            }
+            f = i < ntrain ? "train" : "valid";
+            print s > (f ".en"); print t > (f ".de");
+        }
+    }'
+}
