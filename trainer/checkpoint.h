@@ -8,7 +8,8 @@
  * bytes). Writes stream to a temporary file in the same directory, then fsync, rename, fsync of
  * the directory (kernels/atomic.h): a crash never leaves a partial checkpoint under the final name,
  * and no copy of the parameters is made in memory. Loading maps the file, checks the magic,
- * version, size and checksum, and says which one failed. */
+ * version, size and checksum, then that every section, the index and every tensor lie within the
+ * file and no known section appears twice, and says which check failed. */
 #ifndef NMT_CHECKPOINT_H
 #define NMT_CHECKPOINT_H
 
