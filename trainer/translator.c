@@ -139,7 +139,7 @@ void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t 
         CHECK(spm_encode(spm, text, l, &tmp) == 0, "%s: line %ld: %s", what, i + 1,
               status_message());
         ids[i] = xmalloc(sizeof(int32_t) * (tmp.n ? tmp.n : 1));
-        memcpy(ids[i], tmp.ids, sizeof(int32_t) * tmp.n);
+        if (tmp.n) memcpy(ids[i], tmp.ids, sizeof(int32_t) * tmp.n);
         len[i] = tmp.n;
         free(text);
     }
