@@ -3,7 +3,8 @@
 #   scripts/fuzz.sh TARGET SECONDS      fuzz one target (config, text, checkpoint, tokcache, bleu,
 #                                       translate) for SECONDS
 #   scripts/fuzz.sh all SECONDS         each target for SECONDS, one after the other
-#   scripts/fuzz.sh --runs N TARGET|all N inputs per target from seed 1 (deterministic; CI)
+#   scripts/fuzz.sh --runs N TARGET|all N inputs per target from seed 1, the same ones every run
+#                                       (CI)
 #   --merge                             afterwards, add the new inputs that reach new coverage to
 #                                       the committed seed corpus tests/fuzz/corpus/TARGET
 # Builds build/fuzz (clang, -DNMT_FUZZ=ON) first when needed. The seed corpus is read, never
@@ -43,14 +44,17 @@ export OMP_WAIT_POLICY=PASSIVE NMT_GEMM_AUTOTUNE=0
 failed=0
 for t in "${selected[@]}"; do
     scratch=$dir/corpus/$t artifacts=$dir/artifacts/$t/ log=$dir/logs/$t.log
-    budget=(-max_total_time="$seconds")
+    budget=(-max_total_time="$seconds") fixed=()
     if [ -n "$runs" ]; then
-        rm -rf "$scratch"  # the same inputs from seed 1 every time
-        budget=(-runs="$runs" -seed=1)
+        # The same inputs every time: seed 1, an empty scratch corpus, no reloading of it on a
+        # timer, and fixed addresses where the kernel allows (pointer comparisons feed mutations).
+        rm -rf "$scratch"
+        budget=(-runs="$runs" -seed=1 -reload=0)
+        if setarch "$(uname -m)" -R true 2>/dev/null; then fixed=(setarch "$(uname -m)" -R); fi
     fi
     mkdir -p "$scratch" "$artifacts" "$dir/logs"
     start=$SECONDS
-    if "$dir/tests/fuzz/fuzz_$t" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 \
+    if "${fixed[@]}" "$dir/tests/fuzz/fuzz_$t" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$artifacts" -print_final_stats=1 "$scratch" "tests/fuzz/corpus/$t" \
         >"$log" 2>&1; then
         result=ok

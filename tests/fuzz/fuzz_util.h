@@ -5,6 +5,7 @@
 #ifndef NMT_FUZZ_UTIL_H
 #define NMT_FUZZ_UTIL_H
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,19 +25,33 @@
         }                                                                                          \
     } while (0)
 
-/* A new empty temporary file whose name ends in suffix (e.g. ".sgm.gz"); returns its xmalloc'd
- * path and the open descriptor in *fd. */
+/* This process's temporary directory, made on first use and removed at exit. */
+static inline void fuzz_dir_remove(void);
+static inline const char *fuzz_dir(void) {
+    static char dir[4096];
+    if (!dir[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/nmt-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        CHECK(mkdtemp(dir), "cannot create a temporary directory %s", dir);
+        atexit(fuzz_dir_remove);
+    }
+    return dir;
+}
+static inline void fuzz_dir_remove(void) { rmdir(fuzz_dir()); }
+
+/* A new empty file "input<suffix>" (e.g. ".sgm.gz") in fuzz_dir(); returns its xmalloc'd path
+ * and the open descriptor in *fd. The name is fixed, so that nothing random reaches the
+ * comparisons libFuzzer learns from (the readers compare the end of the name). */
 static inline char *fuzz_temp_file(const char *suffix, int *fd) {
-    const char *dir = getenv("TMPDIR");
-    size_t n = strlen(dir && *dir ? dir : "/tmp") + strlen(suffix) + 32;
+    size_t n = strlen(fuzz_dir()) + strlen(suffix) + 8;
     char *path = xmalloc(n);
-    snprintf(path, n, "%s/nmt-fuzz-XXXXXX%s", dir && *dir ? dir : "/tmp", suffix);
-    *fd = mkstemps(path, (int)strlen(suffix));
+    snprintf(path, n, "%s/input%s", fuzz_dir(), suffix);
+    *fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     CHECK(*fd >= 0, "cannot create the temporary file %s", path);
     return path;
 }
 
-/* data[0 .. size) in a new temporary file named *suffix; returns its path (fuzz_remove). */
+/* data[0 .. size) in the temporary file input<suffix>; returns its path (fuzz_remove). */
 static inline char *fuzz_write(const uint8_t *data, size_t size, const char *suffix) {
     int fd;
     char *path = fuzz_temp_file(suffix, &fd);
@@ -45,7 +60,7 @@ static inline char *fuzz_write(const uint8_t *data, size_t size, const char *suf
     return path;
 }
 
-/* data[0 .. size) gzip-compressed into a new temporary file named *suffix. */
+/* data[0 .. size) gzip-compressed into the temporary file input<suffix>. */
 static inline char *fuzz_write_gzip(const uint8_t *data, size_t size, const char *suffix) {
     int fd;
     char *path = fuzz_temp_file(suffix, &fd);
