@@ -165,9 +165,26 @@ static int validate(const TokCache *c, const TokCacheHeader *h, int vocab_size,
     const uint64_t *offsets = (const uint64_t *)((const char *)c->map + s.offsets);
     const uint32_t *src_len = (const uint32_t *)((const char *)c->map + s.src_len);
     bool consistent = offsets[0] == 0 && offsets[h->npairs] == h->src_tokens + h->tgt_tokens;
-    for (uint64_t i = 0; consistent && i < h->npairs; i++)
+    uint64_t longest_src = 0, longest_tgt = 0;  // what readers size their buffers by
+    for (uint64_t i = 0; consistent && i < h->npairs; i++) {
         consistent = offsets[i + 1] >= offsets[i] + src_len[i];
+        uint64_t tgt = offsets[i + 1] - offsets[i] - src_len[i];
+        longest_src = src_len[i] > longest_src ? src_len[i] : longest_src;
+        longest_tgt = tgt > longest_tgt ? tgt : longest_tgt;
+    }
     if (!consistent) return status_fail("'%s' is corrupt: its pair offsets are inconsistent", path);
+    if (longest_src != h->max_src_len || longest_tgt != h->max_tgt_len || longest_src > INT32_MAX ||
+        longest_tgt > INT32_MAX)
+        return status_fail("'%s' is corrupt: its longest pair has %llu + %llu ids, the header says "
+                           "%u + %u",
+                           path, (unsigned long long)longest_src, (unsigned long long)longest_tgt,
+                           h->max_src_len, h->max_tgt_len);
+    const int32_t *ids = (const int32_t *)((const char *)c->map + s.ids);
+    for (uint64_t i = 0; i < h->src_tokens + h->tgt_tokens; i++)
+        if (ids[i] < 0 || (uint32_t)ids[i] >= h->vocab_size)
+            return status_fail("'%s' is corrupt: id %d (token %llu) is outside the vocabulary "
+                               "[0, %u)",
+                               path, ids[i], (unsigned long long)i, h->vocab_size);
     return 0;
 }
 

@@ -12,7 +12,9 @@
  *   uint32_t crc32                          zlib CRC-32 of every byte before it
  * The writer streams ids to a temp file (only offsets and lengths stay in memory) and renames it
  * into place after fsync. tokcache_open refuses a file whose magic, version, size, CRC,
- * vocabulary size or model fingerprint does not match, with a message naming the file. */
+ * vocabulary size or model fingerprint does not match, whose offsets are inconsistent, whose
+ * longest sides are not the header's max_src_len and max_tgt_len, or that holds an id outside the
+ * vocabulary, with a message naming the file. */
 #ifndef NMT_DATA_TOKCACHE_H
 #define NMT_DATA_TOKCACHE_H
 

@@ -34,6 +34,16 @@ int utf8_next(const char *s, size_t len, uint32_t *cp) {
     return n;
 }
 
+bool utf8_valid(const char *s, size_t len, size_t *bad_offset) {
+    uint32_t cp;
+    for (size_t i = 0, k; i < len; i += k)
+        if (!(k = (size_t)utf8_next(s + i, len - i, &cp))) {
+            *bad_offset = i;
+            return false;
+        }
+    return true;
+}
+
 long utf8_decode(const char *s, size_t len, uint32_t *out, size_t *bad_offset) {
     long m = 0;
     for (size_t i = 0; i < len;) {

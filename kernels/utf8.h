@@ -5,12 +5,17 @@
 #ifndef NMT_UTF8_H
 #define NMT_UTF8_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* The valid sequence at s[0 .. len) (len > 0): its length 1..4 with its code point in *cp, or 0
  * if the bytes there do not start a valid sequence. */
 int utf8_next(const char *s, size_t len, uint32_t *cp);
+
+/* Whether s[0 .. len) is valid UTF-8; if not, *bad_offset is the byte offset of the first invalid
+ * sequence. */
+bool utf8_valid(const char *s, size_t len, size_t *bad_offset);
 
 /* Decodes len bytes into out (capacity len code points). Returns the number of code points, or
  * -1 with *bad_offset set to the byte offset of the first invalid sequence. */

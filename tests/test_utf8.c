@@ -2,7 +2,7 @@
  * value, Python's strict rejections (overlong, surrogates, past U+10FFFF, stray and truncated
  * bytes), the lenient form's U+FFFD, and exhaustive agreement on all 1- to 3-byte inputs with
  * the definition (decode by bit pattern, then reject overlong forms, surrogates and
- * out-of-range values). */
+ * out-of-range values), and utf8_valid on the same cases. */
 #include <string.h>
 
 #include "test_util.h"
@@ -75,16 +75,22 @@ static void test_invalid(void) {
         {"\xC3(", 0},               // bad continuation
     };
     uint32_t cps[8];
+    size_t at;
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
-        size_t at = 99;
+        at = 99;
         long r = utf8_decode(invalid[i].bytes, strlen(invalid[i].bytes), cps, &at);
         EXPECT(r == -1 && at == invalid[i].bad_offset, "invalid case %zu: %ld at %zu", i, r, at);
+        at = 99;
+        EXPECT(!utf8_valid(invalid[i].bytes, strlen(invalid[i].bytes), &at) &&
+                   at == invalid[i].bad_offset,
+               "utf8_valid, invalid case %zu: at %zu", i, at);
     }
+    EXPECT(utf8_valid("", 0, &at) && utf8_valid("a\xC3\xA4\xF0\x9F\x98\x80", 7, &at),
+           "utf8_valid accepts the empty string and valid text");
     size_t n = utf8_decode_lenient("a\xE2\x82" "b\xF0\x9F\x98\x80", 8, cps);
     EXPECT(n == 5 && cps[0] == 'a' && cps[1] == 0xFFFD && cps[2] == 0xFFFD && cps[3] == 'b' &&
                cps[4] == 0x1F600,
            "lenient: every byte that starts no sequence is one U+FFFD (%zu code points)", n);
-    size_t at;
     EXPECT(utf8_decode("", 0, cps, &at) == 0, "the empty string has no code points");
 }
 

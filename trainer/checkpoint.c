@@ -202,17 +202,28 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
         return status_fail("%s is corrupted: checksum %08x, expected %08x", path, actual, crc);
     }
     const char *index = NULL;
+    uint64_t index_len = 0, arena_len[3] = {0, 0, 0};
     const float *arenas[3] = {NULL, NULL, NULL};
+    uint32_t seen = 0;  // the known tags met so far, one bit each
     for (size_t at = 0; at < payload;) {
         uint32_t tag;
         uint64_t len;
         if (at + SECTION_HEADER > payload) break;
         memcpy(&tag, ck->blob + at, 4), memcpy(&len, ck->blob + at + 8, 8);
         const char *data = ck->blob + at + SECTION_HEADER;
-        if (at + SECTION_HEADER + len > payload) {
+        if (len > payload - at - SECTION_HEADER) {
             checkpoint_free(ck);
-            return status_fail("%s: section %u overruns the file", path, tag);
+            return status_fail("%s: section %u overruns the file (%llu bytes at offset %zu)", path,
+                               tag, (unsigned long long)len, HEADER_BYTES + at);
         }
+        if (tag >= TAG_CONFIG && tag <= TAG_STATE) {
+            if (seen & 1u << tag) {
+                checkpoint_free(ck);
+                return status_fail("%s: section %u appears twice", path, tag);
+            }
+            seen |= 1u << tag;
+        }
+        if (tag >= TAG_VALUES && tag <= TAG_ADAM_V) arena_len[tag - TAG_VALUES] = len;
         switch (tag) {
         case TAG_CONFIG:
             ck->config = xmalloc(len + 1);
@@ -220,7 +231,7 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
             ck->config[len] = 0;
             break;
         case TAG_SPM: ck->spm = data, ck->spm_len = len; break;
-        case TAG_INDEX: index = data; break;
+        case TAG_INDEX: index = data, index_len = len; break;
         case TAG_VALUES: arenas[0] = (const float *)data; break;
         case TAG_ADAM_M: arenas[1] = (const float *)data; break;
         case TAG_ADAM_V: arenas[2] = (const float *)data; break;
@@ -240,8 +251,18 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
         return status_fail("%s: missing config, index or parameters", path);
     }
     ck->has_optimizer = arenas[1] && arenas[2];
-    uint32_t count;
-    memcpy(&count, index, 4);
+    uint32_t count = 0;
+    if (index_len >= 4) memcpy(&count, index, 4);
+    if (index_len < 4 || count > (index_len - 4) / (64 + 8)) {
+        checkpoint_free(ck);
+        return status_fail("%s: the parameter index (%llu bytes) cannot hold its %u tensors", path,
+                           (unsigned long long)index_len, count);
+    }
+    // Floats every tensor arena holds: the values', and the moments' when present.
+    uint64_t floats = arena_len[0];
+    for (int k = 1; k < 3 && ck->has_optimizer; k++)
+        floats = arena_len[k] < floats ? arena_len[k] : floats;
+    floats /= sizeof(float);
     ck->nparams = (int)count;
     ck->tensors = xcalloc(count ? count : 1, sizeof *ck->tensors);
     size_t offset = 0;
@@ -252,8 +273,16 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
         memcpy(t->name, rec, 64);
         t->name[63] = 0;
         memcpy(shape, rec + 64, 8);
+        uint64_t numel = (uint64_t)shape[0] * (shape[1] ? shape[1] : 1);
+        if (shape[0] > INT32_MAX || shape[1] > INT32_MAX || numel > floats - offset) {
+            int rc = status_fail("%s: tensor '%s' (%ux%u) does not fit in the parameter sections "
+                                 "(%llu floats)",
+                                 path, t->name, shape[0], shape[1], (unsigned long long)floats);
+            checkpoint_free(ck);
+            return rc;
+        }
         t->rows = (int)shape[0], t->cols = (int)shape[1];
-        t->numel = (size_t)t->rows * (t->cols ? t->cols : 1);
+        t->numel = (size_t)numel;
         t->value = arenas[0] + offset;
         if (ck->has_optimizer) t->adam_m = arenas[1] + offset, t->adam_v = arenas[2] + offset;
         offset += t->numel;

@@ -8,10 +8,11 @@
  * bytes). Writes stream to a temporary file in the same directory, then fsync, rename, fsync of
  * the directory (kernels/atomic.h): a crash never leaves a partial checkpoint under the final name,
  * and no copy of the parameters is made in memory. Loading maps the file, checks the magic,
- * version, size and checksum, and says which one failed. The CRC does not cover the header, so a
- * file whose version field is not 1 but whose payload verifies under version 1's rule is reported
- * as damaged, not as another version: a later version must make that rule fail on its files (a
- * CRC that also covers the header, say). */
+ * version, size and checksum, then that every section, the index and every tensor lie within the
+ * file and no known section appears twice, and says which check failed. The CRC does not cover
+ * the header, so a file whose version field is not 1 but whose payload verifies under version 1's
+ * rule is reported as damaged, not as another version: a later version must make that rule fail
+ * on its files (a CRC that also covers the header, say). */
 #ifndef NMT_CHECKPOINT_H
 #define NMT_CHECKPOINT_H
 

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "status.h"
+#include "utf8.h"
 
 typedef enum { CT_INT, CT_FLOAT, CT_BOOL, CT_STR, CT_ENUM, CT_CORPORA } ConfigType;
 
@@ -200,6 +201,14 @@ static const char *type_name(ConfigType t) {
     return names[t];
 }
 
+/* 0 if the string value s of key is valid UTF-8 (YAML text, as the dump must be), else -1 after
+ * status_fail. */
+static int check_utf8(const char *s, const char *where, const char *key) {
+    size_t bad;
+    if (utf8_valid(s, strlen(s), &bad)) return 0;
+    return status_fail("%s: %s: '%s' is not valid UTF-8 (byte %zu)", where, key, s, bad + 1);
+}
+
 /* Sets key k from the scalar text v. `where` is "file:line" (or "--set") for messages. */
 static int set_scalar(Config *c, int k, const char *v, const char *where) {
     const KeySpec *ks = &keys[k];
@@ -250,7 +259,7 @@ static int set_scalar(Config *c, int k, const char *v, const char *where) {
     }
     case CT_STR: {
         char buf[4096];
-        if (expand_env(v, buf, sizeof buf, where)) return -1;
+        if (expand_env(v, buf, sizeof buf, where) || check_utf8(buf, where, ks->name)) return -1;
         *(const char **)field = config_strdup(c, buf, strlen(buf));
         break;
     }
@@ -271,7 +280,9 @@ static int set_scalar(Config *c, int k, const char *v, const char *where) {
             snprintf(raw, sizeof raw, "%.*s", (int)(comma - p), p);
             if (expand_env(raw, src, sizeof src, where)) return -1;
             snprintf(raw, sizeof raw, "%.*s", (int)(stop - comma - 1), comma + 1);
-            if (expand_env(raw, tgt, sizeof tgt, where)) return -1;
+            if (expand_env(raw, tgt, sizeof tgt, where) || check_utf8(src, where, ks->name) ||
+                check_utf8(tgt, where, ks->name))
+                return -1;
             items[i] = (CorpusPair){config_strdup(c, src, strlen(src)),
                                     config_strdup(c, tgt, strlen(tgt))};
             p = semi ? semi + 1 : stop;
@@ -367,7 +378,9 @@ static int read_corpora(Config *c, YamlReader *r, int k) {
                                    keys[k].name, field);
             char path[4096];
             snprintf(where, sizeof where, "%s:%zu", r->origin, fline);
-            if (expand_env(ev_text(r), path, sizeof path, where)) return -1;
+            if (expand_env(ev_text(r), path, sizeof path, where) ||
+                check_utf8(path, where, keys[k].name))
+                return -1;
             const char *owned = config_strdup(c, path, strlen(path));
             if ((!strcmp(field, "src") && src) || (!strcmp(field, "tgt") && tgt))
                 return status_fail("%s:%zu: %s: duplicate field '%s'", r->origin, fline,
@@ -550,11 +563,21 @@ static void print_double(FILE *out, double x) {
     if (!strpbrk(buf, ".eEn")) fputs(".0", out);
 }
 
+/* s (valid UTF-8, set_scalar checks) as a YAML double-quoted scalar: '"' and '\\' escaped, and
+ * so is every character YAML does not keep as it is there (controls, line breaks NEL, LS and PS,
+ * the BOM, U+FFFE and U+FFFF), by code point. */
 static void print_quoted(FILE *out, const char *s) {
     fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', out);
-        fputc(*s, out);
+    for (size_t len = strlen(s), at = 0, n; at < len; at += n) {
+        uint32_t cp;
+        n = (size_t)utf8_next(s + at, len - at, &cp);
+        CHECK(n, "config string '%s' is not valid UTF-8", s);
+        bool raw = (cp >= 0x20 && cp < 0x7F) || (cp >= 0xA0 && cp < 0xFFFE && cp != 0x2028 &&
+                                                 cp != 0x2029 && cp != 0xFEFF) ||
+                   cp >= 0x10000;
+        if (cp == '"' || cp == '\\') fputc('\\', out);
+        if (raw) fwrite(s + at, 1, n, out);
+        else fprintf(out, "\\u%04X", (unsigned)cp);
     }
     fputc('"', out);
 }

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "clean.h"
 #include "progress.h"
+#include "files.h"
 #include "status.h"
 #include "text.h"
 
@@ -193,19 +194,24 @@ char **translator_read_lines(const char *path, long *n) {
     bool is_stdin = !strcmp(path, "-");
     const char *file = is_stdin ? "/dev/stdin" : path;
     TextReader r;
-    if (text_open(&r, file)) FATAL("%s", status_message());
+    if (text_open(&r, file)) return NULL;
     long count = 0, cap = 1024;
     char **lines = xmalloc(sizeof(char *) * cap), *rec;
     size_t len;
     int got;
     while ((got = text_next(&r, &rec, &len)) == 1) {
-        if (bleu_check_line(is_stdin ? "<stdin>" : path, r.record_line, rec, len))
-            FATAL("%s", status_message());
+        if (bleu_check_line(is_stdin ? "<stdin>" : path, r.record_line, rec, len)) {
+            got = -1;
+            break;
+        }
         if (count == cap) lines = xrealloc(lines, sizeof(char *) * (cap *= 2));
         lines[count++] = xstrdup(rec);
     }
-    if (got < 0) FATAL("%s", status_message());
     text_close(&r);
+    if (got < 0) {
+        file_free_lines(lines, count);
+        return NULL;
+    }
     *n = count;
     return lines;
 }
@@ -214,7 +220,9 @@ void translator_read_parallel(const char *src_path, const char *ref_path, char *
                               char ***ref, long *n) {
     long nref;
     *src = translator_read_lines(src_path, n);
+    if (!*src) FATAL("%s", status_message());
     *ref = translator_read_lines(ref_path, &nref);
+    if (!*ref) FATAL("%s", status_message());
     if (*n != nref)
         FATAL("%s has %ld lines but %s has %ld; they must be parallel", src_path, *n, ref_path, nref);
 }

@@ -60,8 +60,8 @@ void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t 
                        const char *what);
 /* The records of a text file (plain, .gz or WMT .sgm; "-" is standard input), raw; free them
  * with file_free_lines (files.h), as the lines of translate_lines. Each must be valid UTF-8
- * without NUL bytes, as `nmt bleu` reads files (bleu_check_line); fatal otherwise, naming the
- * file (or <stdin>) and line. */
+ * without NUL bytes, as `nmt bleu` reads files (bleu_check_line); otherwise NULL after
+ * status_fail naming the file (or <stdin>) and line. */
 char **translator_read_lines(const char *path, long *n);
 /* Two parallel files; their record counts must agree (fatal, naming both, otherwise). */
 void translator_read_parallel(const char *src_path, const char *ref_path, char ***src,

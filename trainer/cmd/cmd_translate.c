@@ -6,6 +6,7 @@
 #include "args.h"
 #include "cmd.h"
 #include "files.h"
+#include "status.h"
 #include "loaded_model.h"
 #include "translator.h"
 
@@ -30,6 +31,7 @@ int cmd_translate(int argc, char **argv) {
     args_model_open(cmd, &ma, &lm);
     long n;
     char **lines = translator_read_lines(input, &n);
+    if (!lines) FATAL("%s", status_message());
     Ctx c = loaded_model_ctx(&lm);
     char **hyp = loaded_model_translate(&lm, &c, lines, n, strcmp(input, "-") ? input : "<stdin>",
                                         NULL);
