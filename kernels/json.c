@@ -294,3 +294,37 @@ int json_get_string(const char *doc, size_t len, const char *path, char **out) {
     *out = r.value.s;
     return 0;
 }
+
+int json_each(const char *doc, size_t len, JsonEachFn fn, void *ctx) {
+    Reader r = {.s = doc, .len = len};
+    bool ok = read_value(&r, NULL);
+    if (ok) {
+        skip_space(&r);
+        if (r.pos < r.len) ok = syntax_error(&r, "expected the end of the document");
+    }
+    if (!ok) return -1;
+    r.pos = 0;
+    skip_space(&r);
+    bool object = at(&r, '{');
+    if (!object && !at(&r, '[')) return status_fail("not a JSON object or array");
+    // the document is valid: walk its top level without further error checks
+    StrBuf key = {0};
+    int rc = 0;
+    r.pos++;
+    for (skip_space(&r); rc == 0 && !at(&r, '}') && !at(&r, ']'); skip_space(&r)) {
+        if (object) {
+            key.len = 0;
+            read_string(&r, &key);
+            skip_space(&r);
+            r.pos++;  // ':'
+            skip_space(&r);
+        }
+        size_t start = r.pos;
+        read_value(&r, NULL);
+        rc = fn(ctx, object ? key.s : NULL, doc + start, r.pos - start);
+        skip_space(&r);
+        if (at(&r, ',')) r.pos++;
+    }
+    strbuf_free(&key);
+    return rc;
+}

@@ -1,7 +1,7 @@
 /* json.h: JSON strings in and out. The writer appends one string value, quoted and escaped, in
  * one of the styles the project's outputs use (so each keeps its bytes); the reader checks a
  * whole document against the JSON grammar (RFC 8259) and fetches one string value by its path
- * of object keys. Used for the prepare manifest, the safetensors header, the scorer's JSON
+ * of object keys, or walks the members of its top-level object or array. Used for the prepare manifest, the safetensors header, the scorer's JSON
  * output and the JSON the commands print. */
 #ifndef NMT_JSON_H
 #define NMT_JSON_H
@@ -30,5 +30,15 @@ void json_print_string(FILE *f, const char *s, unsigned style);
  * value (xmalloc'd, NUL-terminated); -1 with status_message() set if the document is not valid
  * JSON (naming the byte offset) or holds no string at path. */
 int json_get_string(const char *doc, size_t len, const char *path, char **out);
+
+/* Called by json_each for each member of an object (key unescaped, NUL-terminated) or element of
+ * an array (key NULL), with the member's raw JSON text value[0 .. n); returns 0 to go on, or -1
+ * (after status_fail) to stop. */
+typedef int (*JsonEachFn)(void *ctx, const char *key, const char *value, size_t n);
+/* Checks the document doc[0 .. len) against the grammar, then calls fn for each member of its
+ * top-level object or element of its top-level array, in document order. Returns 0; -1 with
+ * status_message() set if the document is not valid JSON, is neither an object nor an array, or
+ * fn returned -1. */
+int json_each(const char *doc, size_t len, JsonEachFn fn, void *ctx);
 
 #endif

@@ -127,8 +127,37 @@ static void test_reader(void) {
     expect_error(deep, "k", "nesting is too deep");
 }
 
+/* json_each's record of what it met: "key=value;" per member ("-" for an array's elements). */
+static int record(void *ctx, const char *key, const char *value, size_t n) {
+    StrBuf *b = ctx;
+    strbuf_addf(b, "%s=%.*s;", key ? key : "-", (int)n, value);
+    return strstr(b->s, "stop") ? status_fail("stopped at %s", key) : 0;
+}
+
+static void test_each(void) {
+    StrBuf b = {0};
+    const char *doc = " {\"a.b\" : [1, 2] ,\"c\\n\":{\"d\":\"x\"}, \"e\":-1.5e3} ";
+    EXPECT(json_each(doc, strlen(doc), record, &b) == 0 &&
+               !strcmp(b.s, "a.b=[1, 2];c\n={\"d\":\"x\"};e=-1.5e3;"),
+           "members with their raw values: %s", b.s);
+    b.len = 0;
+    EXPECT(json_each("[1,\"s\",[]]", 10, record, &b) == 0 && !strcmp(b.s, "-=1;-=\"s\";-=[];"),
+           "array elements: %s", b.s);
+    b.len = 0;
+    EXPECT(json_each("{}", 2, record, &b) == 0 && b.len == 0, "an empty object");
+    EXPECT(json_each("{\"a\":1,}", 8, record, &b) == -1 && strstr(status_message(), "byte 8"),
+           "a syntax error is reported before any member: %s", status_message());
+    EXPECT(b.len == 0, "no member was met");
+    EXPECT(json_each("\"s\"", 3, record, &b) == -1, "a string is neither object nor array");
+    EXPECT(json_each("{\"stop\":1,\"z\":2}", 16, record, &b) == -1 &&
+               !strcmp(status_message(), "stopped at stop") && !strstr(b.s, "z="),
+           "the callback stops the walk: %s", b.s);
+    strbuf_free(&b);
+}
+
 int main(void) {
     test_strbuf();
+    test_each();
     test_writer();
     test_reader();
     return test_finish();
