@@ -1,6 +1,7 @@
 /* test_score.c: forced decoding (score.h) is independent of batching: the log-probabilities of
  * pairs of mixed lengths scored in one padded batch equal those scored one pair at a time, come
- * back in input order, are negative, and the totals add up. */
+ * back in input order, are negative, and the totals (and each pair's per-token log-probabilities)
+ * add up. */
 #include <stdint.h>
 
 #include "gemm.h"
@@ -30,11 +31,18 @@ int main(void) {
         src[i] = sbuf[i], ref[i] = rbuf[i];
     }
     double batched[N], single[N];
-    ScoreTotal all = score_ids(&m, &c, 1000, src, slen, ref, rlen, N, batched);
+    double tok_buf[N][10], *tok[N];
+    for (int i = 0; i < N; i++) tok[i] = tok_buf[i];
+    ScoreTotal all = score_ids(&m, &c, 1000, src, slen, ref, rlen, N, batched, tok);
+    for (int i = 0; i < N; i++) {
+        double s = 0;
+        for (int t = 0; t <= rlen[i]; t++) s += tok[i][t];
+        EXPECT(s == batched[i] && tok[i][rlen[i]] < 0, "pair %d: its tokens sum to its score", i);
+    }
     long tokens = 0;
     double sum = 0;
     for (int i = 0; i < N; i++) {
-        ScoreTotal one = score_ids(&m, &c, 1, &src[i], &slen[i], &ref[i], &rlen[i], 1, &single[i]);
+        ScoreTotal one = score_ids(&m, &c, 1, &src[i], &slen[i], &ref[i], &rlen[i], 1, &single[i], NULL);
         EXPECT(one.tokens == rlen[i] + 1 && one.logp == single[i], "pair %d alone: its totals", i);
         EXPECT(single[i] < 0, "pair %d: a log-probability (%g)", i, single[i]);
         EXPECT(fabs(batched[i] - single[i]) <= 1e-4 * fabs(single[i]),

@@ -1,7 +1,10 @@
 /* test_tools.c: `nmt average` gives the element-wise mean of checkpoints and refuses a
  * checkpoint of another model or SentencePiece model (checkpoint_average: a status naming both); `nmt export --format
  * safetensors` round-trips every tensor by name, shape and value, with the config in the
- * metadata (export_safetensors writes the same bytes and returns the data size). */
+ * metadata (export_safetensors writes the same bytes and returns the data size); the export
+ * follows the safetensors rules (header, dtypes, contiguous offsets covering the data), carries
+ * the resolved config, the SentencePiece model and its SHA-256, and loads back as a checkpoint. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include "cmd.h"
 #include "export.h"
 #include "files.h"
+#include "json.h"
 #include "model.h"
 #include "status.h"
 #include "test_util.h"
@@ -47,6 +51,113 @@ static int run(int (*fn)(int, char **), char **argv) {
     int status;
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* What the safetensors format requires of a file, read through json_each: the header length, a
+ * header of valid JSON padded with spaces to a multiple of 8 bytes, __metadata__ a map of strings,
+ * dtypes F32 or U8 and data_offsets that, sorted, are contiguous and cover the byte buffer. */
+typedef struct StEntry {
+    char name[64], dtype[8];
+    unsigned long long begin, end, numel;
+} StEntry;
+
+typedef struct StHeader {
+    StEntry e[256];
+    int n, metadata_keys;
+    bool metadata_strings, fields_ok;
+} StHeader;
+
+static int st_metadata(void *ctx, const char *key, const char *value, size_t len) {
+    StHeader *h = ctx;
+    (void)key, (void)len;
+    h->metadata_keys++;
+    h->metadata_strings &= value[0] == '"';
+    return 0;
+}
+
+static int st_numbers(void *ctx, const char *key, const char *value, size_t len) {
+    unsigned long long *v = ctx;  // v[0]: count, then the values
+    (void)key, (void)len;
+    v[1 + v[0]++ % 2] = strtoull(value, NULL, 10);
+    return 0;
+}
+
+static int st_field(void *ctx, const char *key, const char *value, size_t len) {
+    StHeader *h = ctx;
+    StEntry *e = &h->e[h->n];
+    unsigned long long v[3] = {0, 1, 1};
+    if (!strcmp(key, "dtype")) {
+        char *dt = NULL;
+        h->fields_ok &= json_get_string(value, len, "", &dt) == 0 && strlen(dt) < 8;
+        if (dt) snprintf(e->dtype, sizeof e->dtype, "%s", dt);
+        free(dt);
+    } else if (!strcmp(key, "shape")) {
+        json_each(value, len, st_numbers, v);
+        e->numel = v[0] == 1 ? v[1] : v[1] * v[2];
+    } else if (!strcmp(key, "data_offsets")) {
+        h->fields_ok &= json_each(value, len, st_numbers, v) == 0 && v[0] == 2;
+        e->begin = v[1], e->end = v[2];
+    } else {
+        h->fields_ok = false;
+    }
+    return 0;
+}
+
+static int st_member(void *ctx, const char *key, const char *value, size_t len) {
+    StHeader *h = ctx;
+    if (!strcmp(key, "__metadata__")) return json_each(value, len, st_metadata, h);
+    if (h->n == 256) return -1;
+    snprintf(h->e[h->n].name, sizeof h->e[h->n].name, "%s", key);
+    int rc = json_each(value, len, st_field, h);
+    h->n++;
+    return rc;
+}
+
+static int by_begin(const void *a, const void *b) {
+    const StEntry *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static void check_safetensors_rules(const char *path, int nparams) {
+    size_t len;
+    char *bytes = file_read(path, &len);
+    uint64_t hlen = 0;
+    EXPECT(bytes && len >= 8, "read %s", path);
+    if (!bytes || len < 8) return;
+    memcpy(&hlen, bytes, 8);  // little-endian, as this machine
+    EXPECT(hlen % 8 == 0 && hlen <= len - 8, "header length %llu", (unsigned long long)hlen);
+    EXPECT(bytes[8] == '{', "the header starts with '{'");
+    size_t end = hlen;
+    while (end > 0 && bytes[8 + end - 1] == ' ') end--;
+    EXPECT(bytes[8 + end - 1] == '}', "the header is padded with spaces only");
+    StHeader *h = calloc(1, sizeof *h);
+    h->metadata_strings = h->fields_ok = true;
+    EXPECT(json_each(bytes + 8, hlen, st_member, h) == 0, "the header is valid JSON: %s",
+           status_message());
+    EXPECT(h->metadata_keys >= 10 && h->metadata_strings, "__metadata__: %d keys, all strings",
+           h->metadata_keys);
+    EXPECT(h->fields_ok && h->n == nparams + 1, "%d tensors with dtype, shape and data_offsets only",
+           h->n);
+    qsort(h->e, (size_t)h->n, sizeof *h->e, by_begin);
+    unsigned long long at = 0;
+    for (int i = 0; i < h->n; i++) {
+        const StEntry *e = &h->e[i];
+        int width = !strcmp(e->dtype, "F32") ? 4 : !strcmp(e->dtype, "U8") ? 1 : 0;
+        EXPECT(width && e->begin == at && e->end - e->begin == width * e->numel,
+               "%s: %s [%llu, %llu) contiguous from %llu", e->name, e->dtype, e->begin, e->end, at);
+        at = e->end;
+    }
+    EXPECT(at == len - 8 - hlen, "the tensors cover the byte buffer: %llu of %zu", at, len - 8 - hlen);
+    char *meta = NULL, *sha = NULL;
+    EXPECT(json_get_string(bytes + 8, hlen, "__metadata__.nmt_config", &meta) == 0 &&
+               strstr(meta, "\"vocab_size\":") && strstr(meta, "\"dk\":8,") &&
+               strstr(meta, "\"d_model\":8,"),
+           "the resolved config: %s", meta);
+    // SHA-256 of "SPM"
+    EXPECT(json_get_string(bytes + 8, hlen, "__metadata__.sentencepiece_sha256", &sha) == 0 &&
+               !strcmp(sha, "82109517f7caad5a356bd7fb9c5a6b282b201836d86c91a1231cf77b086ad112"),
+           "the SentencePiece model's SHA-256: %s", sha);
+    free(meta), free(sha), free(h), free(bytes);
 }
 
 int main(void) {
@@ -130,10 +241,23 @@ int main(void) {
         free(v);
     }
     fclose(f);
+    check_safetensors_rules(st, m.params.count);
+    // the export reads back as a checkpoint: config, SentencePiece model and parameters
+    EXPECT(checkpoint_load(st, &ck) == 0, "load the export: %s", status_message());
+    Model x;
+    tiny(&x, 8);
+    EXPECT(checkpoint_restore(&ck, &x.params, false) == 0, "restore the export: %s", status_message());
+    EXPECT(!memcmp(x.params.param, m.params.param, 4 * n), "the export's values are the checkpoint's");
+    EXPECT(ck.spm_len == 3 && !memcmp(ck.spm, "SPM", 3) && strstr(ck.config, "d_model: 8") &&
+               !ck.has_optimizer && !ck.has_state,
+           "the export's config and SentencePiece model");
+    checkpoint_free(&ck);
+    model_free(&x);
     char st2[300];
     snprintf(st2, sizeof st2, "%s.2", st);
     EXPECT(checkpoint_load(a, &ck) == 0, "load a: %s", status_message());
-    size_t data = export_safetensors(&ck, st2), want_data = 0;
+    size_t data = 0, want_data = 0;
+    EXPECT(export_safetensors(&ck, st2, &data) == 0, "export_safetensors: %s", status_message());
     for (int t = 0; t < m.params.count; t++) want_data += 4 * m.params.info[t].numel;
     EXPECT(data == want_data, "the data bytes: %zu, want %zu", data, want_data);
     checkpoint_free(&ck);

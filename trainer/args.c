@@ -125,7 +125,8 @@ static bool args_decode(const char *cmd, Config *cfg, int argc, char **argv, int
 }
 
 const char *const args_model_help =
-    "  -m, --model CKPT    checkpoint (checkpoint.best, checkpoint.last, an average ...)\n"
+    "  -m, --model CKPT    checkpoint (checkpoint.best, checkpoint.last, an average ...) or\n"
+    "                      export (nmt export: a .safetensors file)\n"
     "  --threads N         OpenMP threads (default: all cores)\n";
 
 /* A model option at argv[*i] into ma; false for any other. */

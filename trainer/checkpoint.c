@@ -14,6 +14,7 @@
 
 #include "atomic.h"
 #include "check.h"
+#include "export.h"
 #include "status.h"
 
 #define CKPT_MAGIC "NMTCKPT1"
@@ -163,9 +164,15 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
                              ? mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0)
                              : MAP_FAILED;
     close(fd);
+    if (header != MAP_FAILED && memcmp(header, CKPT_MAGIC, 8) && header[8] == '{') {
+        ck->map = header, ck->map_size = (size_t)size;  // a safetensors header: an export
+        if (export_read(path, header, (size_t)size, ck) == 0) return 0;
+        checkpoint_free(ck);
+        return -1;
+    }
     if (header == MAP_FAILED || memcmp(header, CKPT_MAGIC, 8)) {
         if (header != MAP_FAILED) munmap((void *)header, (size_t)size);
-        return status_fail("%s is not an nmt checkpoint (bad magic)", path);
+        return status_fail("%s is neither an nmt checkpoint (bad magic) nor an export", path);
     }
     ck->map = header, ck->map_size = (size_t)size;
     uint32_t version, sections, crc;

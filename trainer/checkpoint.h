@@ -69,7 +69,9 @@ typedef struct Checkpoint {
     } *tensors;
 } Checkpoint;
 
-/* Maps and verifies the file; 0, or -1 after status_fail (status.h) naming the path. */
+/* Maps and verifies the file; 0, or -1 after status_fail (status.h) naming the path. A file that
+ * starts with a safetensors header is read as an export (export.h: config, SentencePiece model and
+ * parameters, no optimizer or training state). */
 int checkpoint_load(const char *path, Checkpoint *ck);
 void checkpoint_free(Checkpoint *ck);
 /* Copies tensors into pt by name (and the Adam moments when `optimizer`); every tensor of pt

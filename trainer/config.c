@@ -582,7 +582,9 @@ static void print_quoted(FILE *out, const char *s) {
     fputc('"', out);
 }
 
-static void print_value(FILE *out, const Config *c, int k) {
+/* Key k's value as YAML (config_dump), or as JSON when json: the two differ only in the corpora,
+ * whose YAML flow mappings have unquoted keys (the quoted scalars are JSON strings too). */
+static void print_value(FILE *out, const Config *c, int k, bool json) {
     const KeySpec *ks = &keys[k];
     const void *field = (const char *)c + ks->offset;
     switch (ks->type) {
@@ -593,14 +595,15 @@ static void print_value(FILE *out, const Config *c, int k) {
     case CT_ENUM: print_quoted(out, ks->names[*(const int *)field]); break;
     case CT_CORPORA: {
         const CorpusList *l = field;
-        if (!l->count) fputs("[]", out);
+        if (!l->count || json) fputs(l->count ? "[" : "[]", out);
         for (int i = 0; i < l->count; i++) {
-            fputs("\n    - {src: ", out);
+            fputs(json ? (i ? ",{\"src\":" : "{\"src\":") : "\n    - {src: ", out);
             print_quoted(out, l->items[i].src);
-            fputs(", tgt: ", out);
+            fputs(json ? ",\"tgt\":" : ", tgt: ", out);
             print_quoted(out, l->items[i].tgt);
             fputc('}', out);
         }
+        if (l->count && json) fputc(']', out);
         break;
     }
     }
@@ -616,7 +619,7 @@ void config_dump(const Config *c, FILE *out) {
             current = ks->name;
         }
         fprintf(out, "  %s: ", dot + 1);
-        print_value(out, c, k);
+        print_value(out, c, k, false);
         fputc('\n', out);
     }
 }
@@ -627,7 +630,7 @@ static char *value_text(const Config *c, int k) {
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     CHECK(f, "open_memstream failed");
-    print_value(f, c, k);
+    print_value(f, c, k, false);
     fclose(f);
     return buf;
 }
@@ -657,6 +660,30 @@ char *config_dump_string(const Config *c) {
     FILE *f = open_memstream(&buf, &len);
     CHECK(f, "open_memstream failed");
     config_dump(c, f);
+    fclose(f);
+    return buf;
+}
+
+char *config_dump_json(const Config *c) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f, "open_memstream failed");
+    const char *current = NULL;
+    for (int k = 0; k < CONFIG_NKEYS; k++) {
+        const KeySpec *ks = &keys[k];
+        const char *dot = strchr(ks->name, '.');
+        bool first = !current;
+        if (first || strncmp(current, ks->name, (size_t)(dot - ks->name) + 1)) {
+            fprintf(f, "%s\"%.*s\":{", first ? "{" : "},", (int)(dot - ks->name), ks->name);
+            current = ks->name;
+        } else {
+            fputc(',', f);
+        }
+        fprintf(f, "\"%s\":", dot + 1);
+        print_value(f, c, k, true);
+    }
+    fputs("}}", f);
     fclose(f);
     return buf;
 }

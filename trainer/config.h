@@ -64,6 +64,8 @@ const char *config_enum_choices(int key, const char *sep, const char *last, char
 
 void config_dump(const Config *c, FILE *out);  // YAML that config_load_string reads back
 char *config_dump_string(const Config *c);     // malloc'd
+/* The same keys as one JSON object of sections, {"model":{"d_model":512,...},...} (malloc'd). */
+char *config_dump_json(const Config *c);
 /* Keys whose names start with prefix (e.g. "model.") and differ between a and b; lists them as
  * "key: old -> new; ..." in out. Returns how many differ. */
 int config_differences(const Config *a, const Config *b, const char *prefix, char *out, size_t n);

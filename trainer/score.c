@@ -9,7 +9,7 @@
 
 ScoreTotal score_ids(Model *m, const Ctx *c, int batch_tokens, const int32_t *const *sid,
                      const int *slen, const int32_t *const *rid, const int *rlen, long n,
-                     double *logp) {
+                     double *logp, double *const *token_logp) {
     size_t cnt = (size_t)(n ? n : 1);
     ByLength *order = xmalloc(sizeof(ByLength) * cnt);  // len: max(source, target) + 1
     int longest = 1;
@@ -57,6 +57,7 @@ ScoreTotal score_ids(Model *m, const Ctx *c, int batch_tokens, const int32_t *co
         for (int b = 0; b < B; b++) {
             long i = order[first + b].index;
             for (int t = 0; t < T; t++) logp[i] += rows[b * T + t];
+            if (token_logp) memcpy(token_logp[i], rows + b * T, sizeof(double) * btl[b]);
             total.tokens += btl[b];
             total.logp += logp[i];
         }
@@ -67,20 +68,35 @@ ScoreTotal score_ids(Model *m, const Ctx *c, int batch_tokens, const int32_t *co
 }
 
 ScoreTotal score_lines(LoadedModel *lm, char *const *src, char *const *ref, long n,
-                       const char *src_what, const char *ref_what, double *logp, int *ref_tokens) {
+                       const char *src_what, const char *ref_what, double *logp, int *ref_tokens,
+                       ScoreTokens *detail) {
     size_t cnt = (size_t)(n ? n : 1);
     int32_t **sid = xmalloc(sizeof(int32_t *) * cnt), **rid = xmalloc(sizeof(int32_t *) * cnt);
     int *slen = xmalloc(sizeof(int) * cnt), *rlen = xmalloc(sizeof(int) * cnt);
     translator_encode(lm->spm, src, n, sid, slen, src_what);
     translator_encode(lm->spm, ref, n, rid, rlen, ref_what);
+    if (detail) {
+        detail->ids = xmalloc(sizeof(int32_t *) * cnt), detail->logp = xmalloc(sizeof(double *) * cnt);
+        for (long i = 0; i < n; i++) {
+            detail->ids[i] = xmalloc(sizeof(int32_t) * (size_t)(rlen[i] + 1));
+            memcpy(detail->ids[i], rid[i], sizeof(int32_t) * (size_t)rlen[i]);
+            detail->ids[i][rlen[i]] = TOKEN_EOS;
+            detail->logp[i] = xmalloc(sizeof(double) * (size_t)(rlen[i] + 1));
+        }
+    }
     Ctx c = loaded_model_ctx(lm);
     ScoreTotal total = score_ids(&lm->m, &c, lm->cfg.decode.batch_tokens,
                                  (const int32_t *const *)sid, slen, (const int32_t *const *)rid,
-                                 rlen, n, logp);
+                                 rlen, n, logp, detail ? detail->logp : NULL);
     for (long i = 0; i < n; i++) {
         ref_tokens[i] = rlen[i] + 1;
         free(sid[i]), free(rid[i]);
     }
     free(sid), free(rid), free(slen), free(rlen);
     return total;
+}
+
+void score_tokens_free(ScoreTokens *d, long n) {
+    for (long i = 0; i < n; i++) free(d->ids[i]), free(d->logp[i]);
+    free(d->ids), free(d->logp);
 }

@@ -13,7 +13,10 @@
 static void usage(FILE *out) {
     fprintf(out, "usage: nmt export -m CHECKPOINT --format safetensors -o OUTPUT\n\n"
                  "Writes the parameters under their registry names (emb.shared, enc.0.self_attn.w_q,\n"
-                 "...) with the model's config in the metadata.\n");
+                 "...), the SentencePiece model as the uint8 tensor sentencepiece.model, and in the\n"
+                 "metadata the config (YAML as trained, and resolved as JSON under nmt_config),\n"
+                 "the special token ids and the SentencePiece model's SHA-256: one file to\n"
+                 "translate with (nmt translate/score/eval -m FILE, scripts/nmt_torch.py).\n");
 }
 
 int cmd_export(int argc, char **argv) {
@@ -26,7 +29,8 @@ int cmd_export(int argc, char **argv) {
     if (strcmp(format, "safetensors")) args_usage_error(cmd, "unknown format '%s' (safetensors)", format);
     Checkpoint ck;
     if (checkpoint_load(model, &ck)) FATAL("%s", status_message());
-    size_t bytes = export_safetensors(&ck, output);
+    size_t bytes;
+    if (export_safetensors(&ck, output, &bytes)) FATAL("%s: %s", model, status_message());
     fprintf(stderr, "[export] %d tensors (%zu bytes of float32) -> %s\n", ck.nparams, bytes, output);
     checkpoint_free(&ck);
     return 0;
