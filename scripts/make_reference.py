@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Whole-model reference values from PyTorch for tests/test_model_ref.c.
 
-Builds the Transformer of model/ explicitly (functional PyTorch over a dict of named tensors with
-exactly our parameter names and (out, in) shapes; deliberately not nn.Transformer), for the tiny
+Builds the Transformer of model/ explicitly (the functional PyTorch of scripts/nmt_torch.py over a
+dict of named tensors with exactly our parameter names and (out, in) shapes; deliberately not
+nn.Transformer), for the tiny
 config of configs/tiny-test.yaml in every attention mode and norm order, and writes one fixture
 per variant into tests/data/: the parameters, a padded batch of unequal lengths, the logits, the
 label-smoothed loss and NLL, every gradient by name, and the losses of 10 AdamW steps with
@@ -20,13 +21,13 @@ import struct
 import sys
 
 import torch
-import torch.nn.functional as F
+
+from nmt_torch import BOS, EOS, PAD, forward  # the model, shared with the export loader
 
 VERSION = 1
 TINY = dict(d_model=32, heads=4, ffn=64, enc_layers=2, dec_layers=2, vocab=64)
 LABEL_SMOOTHING = 0.1
 ADAM = dict(lr=2e-3, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.01, clip_norm=1.0, steps=10)
-PAD, BOS, EOS = 0, 2, 3
 VARIANTS = [  # (file tag, attention, collab bias, norm, dk)
     ("concat-post", "concat", "content", "post", 32),
     ("concat-pre", "concat", "content", "pre", 16),
@@ -86,83 +87,6 @@ def init_params(decl, gen):
             t = torch.randn(shape, generator=gen) * math.sqrt(2.0 / sum(shape))
         P[name] = t.float().requires_grad_(True)
     return P
-
-
-def positions(T, D):
-    pe = torch.zeros(T, D, dtype=torch.float64)
-    for pos in range(T):
-        for i in range(D):
-            angle = pos / 10000.0 ** ((i // 2 * 2) / D)
-            pe[pos, i] = math.cos(angle) if i % 2 else math.sin(angle)
-    return pe.float()
-
-
-def attention(P, p, xq, xkv, kv_len, causal, cfg, mode):
-    B, Tq, D = xq.shape
-    Tk = xkv.shape[1]
-    H = cfg["heads"]
-    scale = 1.0 / math.sqrt(D // H)
-    q = xq @ P[p + ".w_q"].T
-    k = xkv @ P[p + ".w_k"].T
-    if p + ".b_q" in P:
-        q = q + P[p + ".b_q"]
-        k = k + P[p + ".b_k"]
-    v = (xkv @ P[p + ".w_v"].T + P[p + ".b_v"]).view(B, Tk, H, D // H).transpose(1, 2)
-    if mode == "concat":
-        dk = q.shape[-1] // H
-        qh = q.view(B, Tq, H, dk).transpose(1, 2)
-        kh = k.view(B, Tk, H, dk).transpose(1, 2)
-        s = (qh @ kh.transpose(-1, -2)) * scale
-    else:
-        mixed = q.unsqueeze(1) * P[p + ".mix"].view(1, H, 1, -1)      # (B, H, Tq, W)
-        s = (mixed @ k.unsqueeze(1).transpose(-1, -2)) * scale          # (B, H, Tq, Tk)
-        if p + ".u" in P:
-            content = xkv @ P[p + ".u"].T                               # (B, Tk, H)
-            s = s + scale * content.transpose(1, 2).unsqueeze(2)
-    keys = torch.arange(Tk).view(1, 1, 1, Tk)
-    masked = keys >= kv_len.view(B, 1, 1, 1)
-    if causal:
-        masked = masked | (keys > torch.arange(Tq).view(1, 1, Tq, 1))
-    s = s.masked_fill(masked, float("-inf"))
-    a = torch.softmax(s, dim=-1)
-    o = (a @ v).transpose(1, 2).reshape(B, Tq, D)
-    return o @ P[p + ".w_o"].T + P[p + ".b_o"]
-
-
-def layer_norm(P, p, x):
-    return F.layer_norm(x, (x.shape[-1],), P[p + ".g"], P[p + ".b"], eps=1e-5)
-
-
-def ffn(P, p, x):
-    return torch.relu(x @ P[p + ".w_1"].T + P[p + ".b_1"]) @ P[p + ".w_2"].T + P[p + ".b_2"]
-
-
-def block(P, ln, x, f, norm):
-    if norm == "pre":
-        return x + f(layer_norm(P, ln, x))
-    return layer_norm(P, ln, x + f(x))
-
-
-def forward(P, cfg, mode, norm, batch):
-    D = cfg["d_model"]
-    src, tin, slen, tlen = batch["src"], batch["tgt_in"], batch["src_len"], batch["tgt_len"]
-    emb = P["emb.shared"]
-    x = emb[src.long()] * math.sqrt(D) + positions(src.shape[1], D)
-    for l in range(cfg["enc_layers"]):
-        x = block(P, f"enc.{l}.ln1", x,
-                  lambda h: attention(P, f"enc.{l}.self_attn", h, h, slen, False, cfg, mode), norm)
-        x = block(P, f"enc.{l}.ln2", x, lambda h: ffn(P, f"enc.{l}.ffn", h), norm)
-    enc = layer_norm(P, "enc.final_ln", x) if norm == "pre" else x
-    y = emb[tin.long()] * math.sqrt(D) + positions(tin.shape[1], D)
-    for l in range(cfg["dec_layers"]):
-        y = block(P, f"dec.{l}.ln1", y,
-                  lambda h: attention(P, f"dec.{l}.self_attn", h, h, tlen, True, cfg, mode), norm)
-        y = block(P, f"dec.{l}.ln2", y,
-                  lambda h: attention(P, f"dec.{l}.cross_attn", h, enc, slen, False, cfg, mode),
-                  norm)
-        y = block(P, f"dec.{l}.ln3", y, lambda h: ffn(P, f"dec.{l}.ffn", h), norm)
-    dec = layer_norm(P, "dec.final_ln", y) if norm == "pre" else y
-    return dec @ emb.T                                                   # (B, T, V) logits
 
 
 def loss_fn(logits, tgt_out):
