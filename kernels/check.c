@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void (*fatal_hook)(void);
+
+void nmt_fatal_set_hook(void (*hook)(void)) { fatal_hook = hook; }
+
 void nmt_fatal(const char *file, int line, const char *cond, const char *fmt, ...) {
     fflush(stdout);
     fprintf(stderr, "nmt: error: ");
@@ -17,6 +21,7 @@ void nmt_fatal(const char *file, int line, const char *cond, const char *fmt, ..
         fprintf(stderr, "\n  (check `%s` failed at %s:%d)\n", cond, file, line);
     else
         fprintf(stderr, "\n  (at %s:%d)\n", file, line);
+    if (fatal_hook) fatal_hook();
     exit(EXIT_FAILURE);
 }
 

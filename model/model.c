@@ -133,6 +133,7 @@ void model_build(Model *m, const ModelConfig *cfg, int vocab) {
         bind_ffn(&L->ffn, &L->dffn, pt, pname(n, sizeof n, "enc.%d.ffn", l));
         s[1] = (Sublayer){.kind = SUB_FFN, .ffn = &L->ffn, .dffn = &L->dffn, .site = site + 2};
         bind_norm(&s[1].ln, &s[1].dln, pt, pname(n, sizeof n, "enc.%d.ln2", l));
+        s[0].layer_done = params_prefix_range(pt, pname(n, sizeof n, "enc.%d.", l));
         site += SITES_PER_LAYER;
     }
     for (int l = 0; l < m->n_dec; l++) {
@@ -147,11 +148,15 @@ void model_build(Model *m, const ModelConfig *cfg, int vocab) {
         bind_ffn(&L->ffn, &L->dffn, pt, pname(n, sizeof n, "dec.%d.ffn", l));
         s[2] = (Sublayer){.kind = SUB_FFN, .ffn = &L->ffn, .dffn = &L->dffn, .site = site + 4};
         bind_norm(&s[2].ln, &s[2].dln, pt, pname(n, sizeof n, "dec.%d.ln3", l));
+        s[0].layer_done = params_prefix_range(pt, pname(n, sizeof n, "dec.%d.", l));
         site += SITES_PER_LAYER;
     }
+    m->emb_span = params_prefix_range(pt, "emb.shared");
     if (m->pre_norm) {
         bind_norm(&m->enc_final, &m->denc_final, pt, "enc.final_ln");
         bind_norm(&m->dec_final, &m->ddec_final, pt, "dec.final_ln");
+        m->enc_final_span = params_prefix_range(pt, "enc.final_ln.");
+        m->dec_final_span = params_prefix_range(pt, "dec.final_ln.");
     }
 }
 
@@ -396,12 +401,16 @@ static void stack_forward(Model *m, const Ctx *c, Sublayer *sub, int n, const fl
         memcpy(out, x, sizeof(float) * N * m->D);
 }
 
+static void grads_done(const Model *m, ParamRange span) {
+    if (m->grads_done && span.count) m->grads_done(m->grads_done_arg, span);
+}
+
 /* From d_out (gradient of the stack output, in one of the ping-pong buffers), leaves the
  * gradient of x0 in one of them and returns it. */
 static float *stack_backward(Model *m, const Ctx *c, Sublayer *sub, int n, const float *x0,
                              const NormParams *final_ln, const NormParams *dfinal_ln,
-                             const float *stats, const float *d_out, const ModelBatch *b,
-                             bool dec) {
+                             ParamRange final_span, const float *stats, const float *d_out,
+                             const ModelBatch *b, bool dec) {
     const int N = b->B * (dec ? b->T : b->S);
     float *d = d_out == m->w.d_a ? m->w.d_b : m->w.d_a, *spare, *t;
     if (m->pre_norm) {  // the final LayerNorm, over the last sublayer's output
@@ -411,6 +420,7 @@ static float *stack_backward(Model *m, const Ctx *c, Sublayer *sub, int n, const
             layernorm_backward(d, dfinal_ln->g, dfinal_ln->b, d_out, last, stats, stats + N,
                                final_ln->g, N, m->D);
         });
+        grads_done(m, final_span);
     } else {
         memcpy(d, d_out, sizeof(float) * N * m->D);
     }
@@ -418,6 +428,7 @@ static float *stack_backward(Model *m, const Ctx *c, Sublayer *sub, int n, const
     for (int k = n - 1; k >= 0; k--) {
         const float *x = sublayer_input(m, sub, k, x0, m->w.xin, N);
         sublayer_backward(m, c, &sub[k], spare, d, x, b, dec);
+        grads_done(m, sub[k].layer_done);
         t = d, d = spare, spare = t;
     }
     return d;
@@ -474,11 +485,13 @@ void model_backward(Model *m, const Ctx *c, const ModelBatch *b) {
     // the loss left d(dec_out) in d_a; every cross-attention adds into d_enc
     memset(m->w.d_enc, 0, sizeof(float) * b->B * b->S * m->D);
     const float *d = stack_backward(m, c, m->dec_sub, 3 * m->n_dec, m->dec_x0, &m->dec_final,
-                                    &m->ddec_final, m->dec_fin_stats, m->w.d_a, b, true);
+                                    &m->ddec_final, m->dec_final_span, m->dec_fin_stats, m->w.d_a,
+                                    b, true);
     embed_backward(m, c, d, b->tgt_in, b->B * b->T, SITE_TGT_EMB);
     d = stack_backward(m, c, m->enc_sub, 2 * m->n_enc, m->enc_x0, &m->enc_final, &m->denc_final,
-                       m->enc_fin_stats, m->w.d_enc, b, false);
+                       m->enc_final_span, m->enc_fin_stats, m->w.d_enc, b, false);
     embed_backward(m, c, d, b->src, b->B * b->S, SITE_SRC_EMB);
+    grads_done(m, m->emb_span);
 }
 
 void model_step(Model *m, const Ctx *c, const ModelBatch *b, LossStats *st, bool backward,

@@ -53,6 +53,7 @@ typedef struct Sublayer {
     float *saved;             // (N, D) see above
     float *mean, *rstd;       // (N)
     AttnCache cache;          // attention kinds
+    ParamRange layer_done;    // first sublayer of a layer: the layer's parameters (count 0 else)
     float *ffn_pre;           // (N, F) SUB_FFN
 } Sublayer;
 
@@ -103,6 +104,13 @@ typedef struct Model {
         float *big;                   // attention or loss workspace
     } w;
     double seconds[PHASE_COUNT];  // wall time per phase, for benchmarks
+    // Backward calls grads_done(grads_done_arg, span) as each block of parameters receives its
+    // last gradient contribution (NULL: not at all): every decoder layer, last to first, then
+    // every encoder layer likewise, the final LayerNorms (pre-LN) before their stacks, and the
+    // shared embedding last. A data-parallel run starts summing a block over the ranks there.
+    void (*grads_done)(void *arg, ParamRange span);
+    void *grads_done_arg;
+    ParamRange emb_span, enc_final_span, dec_final_span;  // final spans: count 0 without pre-LN
 } Model;
 
 /* The two halves of a sublayer around its branch f, shared by training and incremental decoding.

@@ -62,6 +62,20 @@ int params_find(const ParamTable *pt, const char *name) {
     return -1;
 }
 
+ParamRange params_prefix_range(const ParamTable *pt, const char *prefix) {
+    const size_t n = strlen(prefix);
+    int first = -1, last = -1;
+    for (int i = 0; i < pt->count; i++) {
+        if (strncmp(pt->info[i].name, prefix, n)) continue;
+        if (first < 0) first = i;
+        CHECK(last < 0 || last == i - 1, "the parameters named %s* are not declared together", prefix);
+        last = i;
+    }
+    CHECK(first >= 0, "no parameter is named %s*", prefix);
+    const ParamInfo *a = &pt->info[first], *b = &pt->info[last];
+    return (ParamRange){a->offset, b->offset + b->numel - a->offset};
+}
+
 float *params_view(const ParamTable *pt, const char *name, float *base) {
     int i = params_find(pt, name);
     CHECK(i >= 0, "no parameter named '%s'", name);

@@ -34,6 +34,11 @@ typedef struct ParamTable {
     float *param, *grad, *adam_m, *adam_v;  // (numel) each, 64-byte aligned; NULL until finalize
 } ParamTable;
 
+/* A span of the flat arenas: floats [offset, offset + count). */
+typedef struct ParamRange {
+    size_t offset, count;
+} ParamRange;
+
 void params_init(ParamTable *pt);
 void params_free(ParamTable *pt);
 /* Declares a tensor of shape (rows) or (rows, cols) (cols = 0 for a vector). Returns its index. */
@@ -42,6 +47,9 @@ int params_declare(ParamTable *pt, const char *name, int rows, int cols, InitKin
 void params_finalize(ParamTable *pt);  // allocates the four arenas (zeroed)
 size_t params_count(const ParamTable *pt);  // trainable floats (without alignment padding)
 int params_find(const ParamTable *pt, const char *name);  // -1 if absent
+/* The span of the tensors whose names start with `prefix` ("dec.2." is decoder layer 2), which
+ * must be declared one after another; fatal if there are none. */
+ParamRange params_prefix_range(const ParamTable *pt, const char *prefix);
 /* Pointer to tensor `name` within arena `base` (pt->param, pt->grad, ...); fatal if absent. */
 float *params_view(const ParamTable *pt, const char *name, float *base);
 /* Fills the value arena from the declared init kinds, each tensor from its own RNG stream

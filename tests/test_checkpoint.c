@@ -50,7 +50,7 @@ int main(void) {
     model_init_params(&a, 1);
     for (size_t i = 0; i < a.params.numel; i++)
         a.params.adam_m[i] = (float)i * 0.5f, a.params.adam_v[i] = (float)i * 0.25f;
-    TrainState ts = {1234, 5678, 3, 17, 31.25, 1, 2, 3600.5, 999999, 1};
+    TrainState ts = {1234, 5678, 3, 17, 31.25, 1, 2, 3600.5, 999999, 1, 4};
     const char spm[] = "spm\0model\0bytes";
     CheckpointData d = {"model:\n  d_model: 16\n", spm, sizeof spm, &a.params, true, &ts};
     checkpoint_save(path, &d);
@@ -71,7 +71,7 @@ int main(void) {
                r->epoch == ts.epoch && r->batch_in_epoch == ts.batch_in_epoch &&
                r->best_metric == ts.best_metric && r->has_best == ts.has_best &&
                r->stalls == ts.stalls && r->train_seconds == ts.train_seconds &&
-               r->tokens == ts.tokens && r->skipped == ts.skipped,
+               r->tokens == ts.tokens && r->skipped == ts.skipped && r->ranks == ts.ranks,
            "training state round trip");
     EXPECT(!strcmp(ck.config, d.config), "config text round trip");
     EXPECT(ck.spm_len == sizeof spm && !memcmp(ck.spm, spm, sizeof spm), "spm bytes round trip");

@@ -76,9 +76,10 @@ static void state_section(Writer *w, const TrainState *s) {
     char t[1024];
     int n = snprintf(t, sizeof t,
                      "update %ld\nmicro_step %ld\nepoch %d\nbatch_in_epoch %ld\nbest_metric %.17g\n"
-                     "has_best %d\nstalls %d\ntrain_seconds %.17g\ntokens %ld\nskipped %ld\n",
+                     "has_best %d\nstalls %d\ntrain_seconds %.17g\ntokens %ld\nskipped %ld\n"
+                     "ranks %d\n",
                      s->update, s->micro_step, s->epoch, s->batch_in_epoch, s->best_metric,
-                     s->has_best, s->stalls, s->train_seconds, s->tokens, s->skipped);
+                     s->has_best, s->stalls, s->train_seconds, s->tokens, s->skipped, s->ranks);
     section(w, TAG_STATE, t, (size_t)n);
 }
 
@@ -144,10 +145,12 @@ static int parse_state(const char *text, size_t len, TrainState *s) {
     memset(s, 0, sizeof *s);
     int got = sscanf(buf,
                      "update %ld\nmicro_step %ld\nepoch %d\nbatch_in_epoch %ld\nbest_metric %lf\n"
-                     "has_best %d\nstalls %d\ntrain_seconds %lf\ntokens %ld\nskipped %ld\n",
+                     "has_best %d\nstalls %d\ntrain_seconds %lf\ntokens %ld\nskipped %ld\n"
+                     "ranks %d\n",
                      &s->update, &s->micro_step, &s->epoch, &s->batch_in_epoch, &s->best_metric,
-                     &s->has_best, &s->stalls, &s->train_seconds, &s->tokens, &s->skipped);
-    return got == 10 ? 0 : -1;
+                     &s->has_best, &s->stalls, &s->train_seconds, &s->tokens, &s->skipped, &s->ranks);
+    if (got == 10) s->ranks = 1;  // written before data-parallel runs
+    return got >= 10 ? 0 : -1;
 }
 
 int checkpoint_load(const char *path, Checkpoint *ck) {

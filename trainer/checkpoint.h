@@ -34,6 +34,7 @@ typedef struct TrainState {
     double train_seconds; // training time so far
     long tokens;          // target tokens trained on
     long skipped;         // updates skipped for non-finite gradients
+    int ranks;            // data-parallel ranks of the run that wrote it (1 in older files)
 } TrainState;
 
 typedef struct CheckpointData {

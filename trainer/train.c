@@ -13,17 +13,21 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "atomic.h"
 #include "batcher.h"
 #include "bleu.h"
 #include "check.h"
 #include "checkpoint.h"
+#include "dist.h"
 #include "files.h"
+#include "grad_sync.h"
 #include "model.h"
 #include "optimizer.h"
 #include "paths.h"
 #include "prepare.h"
+#include "sha256.h"
 #include "spm.h"
 #include "status.h"
 #include "strbuf.h"
@@ -40,6 +44,8 @@ typedef struct Trainer {
     Config *cfg;
     char *config_text;
     const char *run_dir;
+    int rank, nranks;  // this process among the ranks of a data-parallel run (dist.h)
+    bool lead;         // rank 0: the one that writes logs and checkpoints
     // data
     char *spm_bytes;
     size_t spm_len;
@@ -53,20 +59,23 @@ typedef struct Trainer {
     Ctx ctx;
     AdamHyper adam;
     Translator valid_translator;
+    GradSync sync;
     TrainState st;
     int nonfinite_in_a_row;
-    // logging
+    // logging (rank 0 only; NULL on the others)
     FILE *log, *jsonl;
     double t_start, t_disp;
     LossStats disp;  // since the last log line
     double disp_gnorm;
     long disp_updates;
+    double disp_wait;  // seconds waiting for the gradient sums of the other ranks
 } Trainer;
 
 static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
 
 static void logf_both(Trainer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_both(Trainer *t, const char *fmt, ...) {
+    if (!t->lead) return;
     va_list ap;
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -77,13 +86,26 @@ static void logf_both(Trainer *t, const char *fmt, ...) {
     fflush(t->log);
 }
 
+/* A line of train.jsonl (rank 0). */
+static void jsonl_printf(Trainer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jsonl_printf(Trainer *t, const char *fmt, ...) {
+    if (!t->lead) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(t->jsonl, fmt, ap);
+    va_end(ap);
+    fflush(t->jsonl);
+}
+
 static double elapsed(const Trainer *t) { return t->st.train_seconds + now_seconds() - t->t_start; }
 
 /* ---------------------------------------------------------------- set-up */
 
+/* Rank 0 prepares the data directory (or finds it up to date); the others wait and read it. */
 static void open_data(Trainer *t) {
     const DataConfig *d = &t->cfg->data;
-    prepare_run(d);
+    if (t->lead) prepare_run(d);
+    dist_barrier(false, "waiting for rank 0 to prepare the data");
     char *spm_path = path_join(d->dir, PREPARE_SPM_MODEL);
     t->spm_bytes = file_read(spm_path, &t->spm_len);
     if (!t->spm_bytes) FATAL("%s", status_message());
@@ -217,6 +239,7 @@ static void init_from(Trainer *t, const char *path) {
 /* ---------------------------------------------------------------- checkpoints */
 
 static void save(Trainer *t, const char *name, bool full) {
+    if (!t->lead) return;
     char *path = path_join(t->run_dir, name);
     CheckpointData d = {t->config_text, t->spm_bytes, t->spm_len, &t->m.params, full,
                         full ? &t->st : NULL};
@@ -232,7 +255,7 @@ static void save_periodic(Trainer *t) {
     save(t, name, false);
     int keep = t->cfg->train.keep_checkpoints, save_freq = t->cfg->train.save_freq;
     long old = t->st.update - (long)keep * save_freq;
-    if (old > 0) {  // the periodic checkpoint that just fell out of the window
+    if (old > 0 && t->lead) {  // the periodic checkpoint that just fell out of the window
         snprintf(name, sizeof name, "checkpoint.u%ld", old);
         char *path = path_join(t->run_dir, name);
         unlink(path);
@@ -262,31 +285,48 @@ static double validate(Trainer *t) {
     double t0 = now_seconds();
     Ctx eval = t->ctx;
     eval.train = false;
+    // Each rank takes every nranks-th batch and sentence; the sums of the loss and of the BLEU
+    // statistics over the ranks are those of the whole set.
     LossStats ls = {0};
     const Batch *b;
-    while ((b = batcher_next(&t->valid_batches))) {
+    for (long i = 0; (b = batcher_next(&t->valid_batches)); i++) {
+        if (i % t->nranks != t->rank) continue;
         ModelBatch mb = model_batch(b);
         model_step(&t->m, &eval, &mb, &ls, false, 0.0f);
     }
-    double nll = ls.nll / (ls.ntok ? ls.ntok : 1), bleu = 0.0;
+    double loss_sums[2] = {ls.nll, (double)ls.ntok};
+    dist_allreduce(loss_sums, 2, DIST_SUM, "the validation loss");
+    double nll = loss_sums[0] / (loss_sums[1] ? loss_sums[1] : 1), bleu = 0.0;
     bool want_bleu = t->cfg->decode.valid_beam > 0;
     if (want_bleu) {
-        long n = t->n_valid;
-        const int32_t **src = xmalloc(sizeof(int32_t *) * n);
-        int *len = xmalloc(sizeof(int) * n), *out_len = xmalloc(sizeof(int) * n);
-        int32_t **out = xmalloc(sizeof(int32_t *) * n);
-        for (long i = 0; i < n; i++)
-            src[i] = tokcache_src(&t->valid_cache, i), len[i] = tokcache_src_len(&t->valid_cache, i);
+        long n = 0, cap = t->n_valid / t->nranks + 1;
+        const int32_t **src = xmalloc(sizeof(int32_t *) * cap);     // (n) this rank's sentences
+        const char **ref = xmalloc(sizeof(char *) * cap);           // (n)
+        int *len = xmalloc(sizeof(int) * cap), *out_len = xmalloc(sizeof(int) * cap);
+        int32_t **out = xmalloc(sizeof(int32_t *) * cap);
+        for (long i = t->rank; i < t->n_valid; i += t->nranks, n++) {
+            src[n] = tokcache_src(&t->valid_cache, i), len[n] = tokcache_src_len(&t->valid_cache, i);
+            ref[n] = t->valid_refs[i];
+        }
         translator_run_ids(&t->valid_translator, &eval, src, len, n, out, out_len);
-        char **hyp = xmalloc(sizeof(char *) * n);
+        char **hyp = xmalloc(sizeof(char *) * cap);
         for (long i = 0; i < n; i++) hyp[i] = translator_decode(t->spm, out[i], out_len[i]), free(out[i]);
         BleuMetric metric = bleu_metric_bleu(BLEU_TOKENIZE_13A, false);
-        BleuScore score;
-        CHECK(bleu_corpus_score(&metric, (const char *const *)hyp, (const char *const *)t->valid_refs,
-                                n, &score), "scoring the validation set");
-        bleu = score.score;
+        const int nstats = bleu_metric_nstats(&metric);
+        int64_t *sums = xcalloc((size_t)nstats, sizeof *sums);  // (nstats)
+        double *dsums = xcalloc((size_t)nstats, sizeof *dsums);  // (nstats)
+        BleuCorpusStats stats;
+        const char *const *refs[1] = {ref};
+        CHECK(bleu_corpus_stats(&metric, (const char *const *)hyp, refs, 1, n, &stats),
+              "scoring the validation set");
+        bleu_corpus_stats_sum(&stats, sums);
+        for (int k = 0; k < nstats; k++) dsums[k] = (double)sums[k];  // counts, exact below 2^53
+        dist_allreduce(dsums, nstats, DIST_SUM, "the validation BLEU statistics");
+        for (int k = 0; k < nstats; k++) sums[k] = (int64_t)dsums[k];
+        bleu = bleu_score(&metric, sums).score;
+        bleu_corpus_stats_free(&stats);
         for (long i = 0; i < n; i++) free(hyp[i]);
-        free(hyp), free(src), free(len), free(out), free(out_len);
+        free(hyp), free(src), free(ref), free(len), free(out), free(out_len), free(sums), free(dsums);
     }
     double sign, value = metric_value(tc->valid_metric, bleu, nll, &sign);
     double metric = sign * value;
@@ -307,12 +347,11 @@ static double validate(Trainer *t) {
     if (want_bleu) snprintf(bleu_text, sizeof bleu_text, " | bleu %.2f (beam %d)", bleu, t->cfg->decode.valid_beam);
     logf_both(t, "[valid] ep %d | up %ld | nll %.4f ppl %.2f%s | %.1fs | %s\n", st->epoch,
               st->update, nll, exp(nll), bleu_text, secs, status);
-    fprintf(t->jsonl,
+    jsonl_printf(t,
             "{\"type\":\"valid\",\"epoch\":%d,\"update\":%ld,\"nll\":%.6f,\"ppl\":%.4f,"
             "\"bleu\":%.4f,\"beam\":%d,\"best\":%s,\"stalls\":%d,\"elapsed\":%.1f,\"seconds\":%.2f}\n",
             st->epoch, st->update, nll, exp(nll), bleu, t->cfg->decode.valid_beam,
             best ? "true" : "false", st->stalls, elapsed(t), secs);
-    fflush(t->jsonl);
     return metric;
 }
 
@@ -333,29 +372,50 @@ static void log_progress(Trainer *t, double lr) {
     long ntok = t->disp.ntok ? t->disp.ntok : 1;
     double loss = t->disp.loss / ntok, nll = t->disp.nll / ntok;
     double gnorm = t->disp_gnorm / (t->disp_updates ? t->disp_updates : 1);
+    // under mpirun: the share of the time spent waiting for the gradient sums
+    char wait_text[64] = "", wait[64] = "";
+    if (t->nranks > 1) {
+        snprintf(wait_text, sizeof wait_text, " | sync wait %.1f%%", 100.0 * t->disp_wait / secs);
+        snprintf(wait, sizeof wait, ",\"sync_wait\":%.4f", t->disp_wait / secs);
+    }
     logf_both(t, "ep %d | up %ld | loss %.3f nll %.3f ppl %.2f | lr %.3e | gnorm %.3f | "
-              "tgt tok/s %.0f | elapsed %.0fs\n",
-              st->epoch, st->update, loss, nll, exp(nll), lr, gnorm, t->disp.ntok / secs, elapsed(t));
-    fprintf(t->jsonl,
+              "tgt tok/s %.0f%s | elapsed %.0fs\n",
+              st->epoch, st->update, loss, nll, exp(nll), lr, gnorm, t->disp.ntok / secs, wait_text,
+              elapsed(t));
+    jsonl_printf(t,
             "{\"type\":\"train\",\"epoch\":%d,\"update\":%ld,\"loss\":%.6f,\"nll\":%.6f,"
-            "\"ppl\":%.4f,\"lr\":%.6e,\"gnorm\":%.5f,\"tokens_per_s\":%.1f,\"elapsed\":%.1f}\n",
-            st->epoch, st->update, loss, nll, exp(nll), lr, gnorm, t->disp.ntok / secs, elapsed(t));
-    fflush(t->jsonl);
+            "\"ppl\":%.4f,\"lr\":%.6e,\"gnorm\":%.5f,\"tokens_per_s\":%.1f,\"elapsed\":%.1f%s}\n",
+            st->epoch, st->update, loss, nll, exp(nll), lr, gnorm, t->disp.ntok / secs, elapsed(t),
+            wait);
     t->disp = (LossStats){0}, t->disp_gnorm = 0, t->disp_updates = 0, t->t_disp = now;
+    t->disp_wait = 0;
 }
 
-/* One optimizer update from `accum` batches. Returns false if it was skipped. */
+/* One optimizer update from accum x nranks batches. They are dealt out in turn (batch i of the
+ * update to rank i % nranks), each with the dropout masks of its place in the update, so the
+ * ranks together see the batches of one rank with accum x nranks; the gradients and the loss
+ * are summed over the ranks and the gradient divided by the update's target tokens on all of
+ * them. Returns false if the update was skipped. */
 static bool update(Trainer *t, double *lr_out) {
     const TrainConfig *tc = &t->cfg->train;
     ParamTable *pt = &t->m.params;
     params_zero_grad(pt);
     LossStats ls = {0};
-    for (int a = 0; a < tc->accum; a++) {
+    const int n = tc->accum * t->nranks;
+    for (int i = 0; i < n; i++) {
         const Batch *b = next_batch(t);
+        if (i % t->nranks != t->rank) continue;
         ModelBatch mb = model_batch(b);
-        t->ctx.step = (uint64_t)t->st.micro_step++;
+        t->ctx.step = (uint64_t)(t->st.micro_step + i);
+        if (i + t->nranks >= n) grad_sync_arm(&t->sync);  // this rank's last batch
         model_step(&t->m, &t->ctx, &mb, &ls, true, (float)tc->label_smoothing);
     }
+    t->st.micro_step += n;
+    grad_sync_finish(&t->sync);
+    t->disp_wait += t->sync.wait_s, t->sync.wait_s = 0;
+    double sums[3] = {ls.loss, ls.nll, (double)ls.ntok};
+    dist_allreduce(sums, 3, DIST_SUM, "the update's loss");
+    ls = (LossStats){sums[0], sums[1], (long)sums[2]};
     grads_scale(pt, 1.0f / (float)(ls.ntok ? ls.ntok : 1));
     double gnorm = grads_clip(pt, tc->clip_norm);
     double lr = schedule_lr(tc, t->m.D, t->st.update + 1);
@@ -389,14 +449,135 @@ static long epochs_done(Trainer *t) {
     return cur.epoch + (cur.batch >= batcher_epoch_batches(&t->train_batches));
 }
 
+/* Why the run stops now, or NULL. The ranks agree: a signal to any of them stops all, and the
+ * time limit is read on rank 0's clock. */
 static const char *stop_reason(Trainer *t) {
     const TrainConfig *tc = &t->cfg->train;
-    if (stop_signal) return "signal";
+    double local[2] = {stop_signal != 0,
+                       t->lead && tc->max_time > 0 && elapsed(t) >= tc->max_time * 60.0};
+    dist_allreduce(local, 2, DIST_MAX, "the stopping rules");
+    if (local[0]) return "signal";
     if (tc->max_updates && t->st.update >= tc->max_updates) return "max_updates";
     if (tc->max_epochs && epochs_done(t) >= tc->max_epochs) return "max_epochs";
-    if (tc->max_time > 0 && elapsed(t) >= tc->max_time * 60.0) return "max_time";
+    if (local[1]) return "max_time";
     if (tc->patience && t->st.stalls >= tc->patience) return "patience";
     return NULL;
+}
+
+/* ---------------------------------------------------------------- ranks */
+
+/* Every rank learns whether any found a problem (it prints its own first, naming it); if one
+ * did, all stop, saying in what the ranks differ. */
+static void agree(const Trainer *t, const char *problem, const char *what) {
+    if (problem) fprintf(stderr, "nmt: error: rank %d of %d: %s\n", t->rank, t->nranks, problem);
+    double bad = problem != NULL;
+    dist_allreduce(&bad, 1, DIST_MAX, what);
+    if (bad)
+        FATAL("the ranks of this job differ in %s (the rank that differs says how above); "
+              "every rank must run the same nmt on the same configuration and data", what);
+}
+
+/* Rank 0's copy of `mine` (bytes) on every rank, in `lead`. */
+static void lead_copy(const void *mine, void *lead, size_t bytes, const char *what) {
+    memcpy(lead, mine, bytes);
+    dist_bcast(lead, bytes, 0, what);
+}
+
+/* What identifies the prepared data: the manifest (inputs, sizes, checksums, counts) and the
+ * token caches. */
+typedef struct DataIdentity {
+    uint32_t manifest_crc;
+    uint64_t spm_fingerprint;
+    long train_pairs, train_tokens, valid_pairs;
+} DataIdentity;
+
+static DataIdentity data_identity(const Trainer *t) {
+    char *path = path_join(t->cfg->data.dir, PREPARE_MANIFEST);
+    size_t n;
+    char *text = file_read(path, &n);
+    if (!text) FATAL("%s", status_message());
+    DataIdentity id = {(uint32_t)crc32_z(0, (const Bytef *)text, n), t->train_cache.spm_fingerprint,
+                       t->train_cache.npairs,
+                       t->train_cache.src_tokens + t->train_cache.tgt_tokens, t->valid_cache.npairs};
+    free(text), free(path);
+    return id;
+}
+
+/* At start-up the ranks compare their binary, configuration and data with rank 0's. */
+static void check_same_job(Trainer *t) {
+    if (t->nranks == 1) return;
+    char problem[4096];
+    size_t n;
+    char *exe = file_read("/proc/self/exe", &n);
+    if (!exe) FATAL("%s", status_message());
+    char mine[65], lead[65];
+    sha256_hex(exe, n, mine);
+    free(exe);
+    lead_copy(mine, lead, sizeof lead, "comparing the nmt binaries");
+    snprintf(problem, sizeof problem, "runs another nmt binary than rank 0 (SHA-256 %.16s..., "
+             "rank 0's %.16s...)", mine, lead);
+    agree(t, strcmp(mine, lead) ? problem : NULL, "their nmt binary");
+
+    long len = (long)strlen(t->config_text), lead_len;
+    lead_copy(&len, &lead_len, sizeof len, "comparing the configurations");
+    char *lead_text = xmalloc((size_t)lead_len + 1);
+    if (t->lead) memcpy(lead_text, t->config_text, (size_t)len + 1);
+    dist_bcast(lead_text, (size_t)lead_len + 1, 0, "comparing the configurations");
+    const char *differs = NULL;
+    if (strcmp(lead_text, t->config_text)) {
+        Config lead_cfg;
+        config_init(&lead_cfg);
+        CHECK(config_load_string(&lead_cfg, lead_text, (size_t)lead_len, "rank 0's configuration") == 0,
+              "%s", status_message());
+        char diff[2048];
+        config_differences(&lead_cfg, t->cfg, "", diff, sizeof diff);
+        snprintf(problem, sizeof problem, "its configuration differs from rank 0's (rank 0 -> this "
+                 "rank): %s", diff);
+        config_free(&lead_cfg);
+        differs = problem;
+    }
+    free(lead_text);
+    agree(t, differs, "their configuration");
+
+    DataIdentity id = data_identity(t), lead_id;
+    lead_copy(&id, &lead_id, sizeof id, "comparing the data");
+    snprintf(problem, sizeof problem, "reads other data than rank 0 from %s: %s %08x, %ld training "
+             "pairs, %ld tokens, %ld validation pairs; rank 0: %s %08x, %ld, %ld, %ld",
+             t->cfg->data.dir, PREPARE_MANIFEST, id.manifest_crc, id.train_pairs, id.train_tokens,
+             id.valid_pairs, PREPARE_MANIFEST, lead_id.manifest_crc, lead_id.train_pairs,
+             lead_id.train_tokens, lead_id.valid_pairs);
+    agree(t, memcmp(&id, &lead_id, sizeof id) ? problem : NULL, "their data");
+}
+
+/* Every train.check_freq updates: the ranks' parameters must still be bit-identical. */
+static void check_params_agree(Trainer *t) {
+    if (t->nranks == 1) return;
+    const ParamTable *pt = &t->m.params;
+    uint32_t crc = (uint32_t)crc32_z(0, (const Bytef *)pt->param, sizeof(float) * pt->numel), lead;
+    lead_copy(&crc, &lead, sizeof crc, "comparing the parameters");
+    char problem[256];
+    snprintf(problem, sizeof problem, "its parameters differ from rank 0's after update %ld "
+             "(CRC-32 %08x, rank 0's %08x)", t->st.update, crc, lead);
+    agree(t, crc != lead ? problem : NULL, "their parameters, which diverged");
+}
+
+/* Rank 0's parameters, Adam moments and training state (fresh, resumed or from init_from) on
+ * every rank: only rank 0 reads the run directory. */
+static void share_state(Trainer *t, bool *resumed) {
+    if (t->nranks == 1) return;
+    const ParamTable *pt = &t->m.params;
+    int flag = *resumed;
+    dist_bcast(&flag, sizeof flag, 0, "sharing the training state");
+    *resumed = flag;
+    dist_bcast(&t->st, sizeof t->st, 0, "sharing the training state");
+    float *arenas[3] = {pt->param, pt->adam_m, pt->adam_v};
+    const size_t chunk = (size_t)1 << 28;  // bytes per broadcast
+    for (int a = 0; a < 3; a++)
+        for (size_t off = 0; off < sizeof(float) * pt->numel; off += chunk) {
+            size_t left = sizeof(float) * pt->numel - off;
+            dist_bcast((char *)arenas[a] + off, left < chunk ? left : chunk, 0,
+                       "sharing the parameters");
+        }
 }
 
 int train_run(Config *cfg) {
@@ -404,39 +585,49 @@ int train_run(Config *cfg) {
     t->cfg = cfg;
     const TrainConfig *tc = &cfg->train;
     t->run_dir = tc->run_dir;
+    t->nranks = dist_init(tc->dist_timeout), t->rank = dist_rank(), t->lead = t->rank == 0;
     CHECK(*cfg->data.dir, "data.dir is not set (the prepared data directory)");
-    struct stat st;
-    if (stat(t->run_dir, &st) == 0 && !S_ISDIR(st.st_mode))
-        FATAL("train.run_dir %s is not a directory", t->run_dir);
-    if (!make_dirs(t->run_dir))
-        FATAL("cannot create directory %s: %s", t->run_dir, strerror(errno));
-    char *lock = path_join(t->run_dir, "lock");
-    int lock_fd = open(lock, O_WRONLY | O_CREAT, 0644);
-    if (lock_fd < 0) FATAL("cannot open %s: %s", lock, strerror(errno));
-    if (flock(lock_fd, LOCK_EX | LOCK_NB))
-        FATAL("another nmt train is using the run directory %s", t->run_dir);
-    free(lock);
-    atomic_remove_stale(t->run_dir, "[train]");  // what killed runs left: checkpoint.last.tmp.PID
-    char *log_path = path_join(t->run_dir, "train.log"), *json_path = path_join(t->run_dir, "train.jsonl");
-    t->log = xfopen(log_path, "a");
-    t->jsonl = xfopen(json_path, "a");
-    free(log_path), free(json_path);
+    int lock_fd = -1;
+    if (t->lead) {  // the run directory is rank 0's alone
+        struct stat st;
+        if (stat(t->run_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+            FATAL("train.run_dir %s is not a directory", t->run_dir);
+        if (!make_dirs(t->run_dir))
+            FATAL("cannot create directory %s: %s", t->run_dir, strerror(errno));
+        char *lock = path_join(t->run_dir, "lock");
+        lock_fd = open(lock, O_WRONLY | O_CREAT, 0644);
+        if (lock_fd < 0) FATAL("cannot open %s: %s", lock, strerror(errno));
+        if (flock(lock_fd, LOCK_EX | LOCK_NB))
+            FATAL("another nmt train is using the run directory %s", t->run_dir);
+        free(lock);
+        atomic_remove_stale(t->run_dir, "[train]");  // what killed runs left: checkpoint.last.tmp.PID
+        char *log_path = path_join(t->run_dir, "train.log"), *json_path = path_join(t->run_dir, "train.jsonl");
+        t->log = xfopen(log_path, "a");
+        t->jsonl = xfopen(json_path, "a");
+        free(log_path), free(json_path);
+    }
 
     open_data(t);
     const GemmImpl *gemm = gemm_select(gemm_backend_name(tc->gemm));
     model_build(&t->m, &cfg->model, spm_vocab_size(t->spm));
     t->config_text = config_dump_string(cfg);
+    check_same_job(t);
     char *last = path_join(t->run_dir, "checkpoint.last");
-    bool resumed = file_exists(last) && resume(t, last);
-    if (!resumed) {
-        model_init_params(&t->m, (uint64_t)tc->seed);
-        if (*tc->init_from) init_from(t, tc->init_from);
-        t->st.epoch = 1;
+    bool resumed = false;
+    if (t->lead) {
+        resumed = file_exists(last) && resume(t, last);
+        if (!resumed) {
+            model_init_params(&t->m, (uint64_t)tc->seed);
+            if (*tc->init_from) init_from(t, tc->init_from);
+            t->st.epoch = 1;
+        }
+        char *dump = path_join(t->run_dir, "config.yaml");
+        atomic_write_file(dump, t->config_text, strlen(t->config_text));
+        free(dump);
     }
-    char *dump = path_join(t->run_dir, "config.yaml");
-    atomic_write_file(dump, t->config_text, strlen(t->config_text));
-    free(dump);
-
+    share_state(t, &resumed);
+    const int saved_ranks = t->st.ranks ? t->st.ranks : 1;
+    t->st.ranks = t->nranks;
     // memory: the largest training batch, validation batches, and validation decoding
     int max_src = t->train_cache.max_src_len, max_tgt = t->train_cache.max_tgt_len;
     if (t->valid_cache.max_src_len > max_src) max_src = t->valid_cache.max_src_len;
@@ -456,23 +647,30 @@ int train_run(Config *cfg) {
     if (resumed)
         batcher_seek(&t->train_batches, (BatchCursor){t->st.epoch - 1, t->st.batch_in_epoch});
     t->ctx = (Ctx){gemm, (uint64_t)tc->seed, 0, true};
+    grad_sync_init(&t->sync, &t->m, tc->dist_overlap);
     t->adam = (AdamHyper){tc->beta1, tc->beta2, tc->eps, tc->weight_decay};
 
     size_t nparams = params_count(&t->m.params);
+    char ranks_text[96] = "";
+    if (t->nranks > 1)
+        snprintf(ranks_text, sizeof ranks_text, "%d ranks (%s) x ", t->nranks, dist_library());
     logf_both(t,
               "[train] %s: %s attention (dk %d), %zu parameters (%.2fM), vocabulary %d, "
-              "%ld training pairs, %ld validation pairs, %d threads, gemm %s\n",
+              "%ld training pairs, %ld validation pairs, %s%d threads, gemm %s\n",
               resumed ? "resuming" : "starting", attention_mode_name(cfg->model.attention),
               config_model_dk(&cfg->model), nparams, nparams / 1e6, t->m.V, t->train_cache.npairs,
-              t->valid_cache.npairs, t->m.nthreads, gemm->name);
+              t->valid_cache.npairs, ranks_text, t->m.nthreads, gemm->name);
     if (resumed)
         logf_both(t, "[train] resumed at update %ld, epoch %d, batch %ld of the epoch\n",
                   t->st.update, t->st.epoch, t->st.batch_in_epoch);
-    fprintf(t->jsonl,
+    if (resumed && saved_ranks != t->nranks)
+        logf_both(t, "[train] checkpoint.last was written by a run on %d rank%s, this one has %d: "
+                  "an update now takes %d batches (accum %d per rank) from the same data position\n",
+                  saved_ranks, saved_ranks > 1 ? "s" : "", t->nranks, tc->accum * t->nranks, tc->accum);
+    jsonl_printf(t,
             "{\"type\":\"%s\",\"update\":%ld,\"attention\":\"%s\",\"dk\":%d,\"params\":%zu}\n",
             resumed ? "resume" : "start", t->st.update, attention_mode_name(cfg->model.attention),
             config_model_dk(&cfg->model), nparams);
-    fflush(t->jsonl);
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -485,6 +683,7 @@ int train_run(Config *cfg) {
     while (!(why = stop_reason(t))) {
         if (!update(t, &lr)) continue;
         if (t->st.update % tc->disp_freq == 0) log_progress(t, lr);
+        if (tc->check_freq && t->st.update % tc->check_freq == 0) check_params_agree(t);
         if (tc->valid_freq && t->st.update % tc->valid_freq == 0) {
             validate(t);
             last_valid = t->st.update;
@@ -494,12 +693,14 @@ int train_run(Config *cfg) {
             last_save = t->st.update;
         }
     }
+    const bool interrupted = !strcmp(why, "signal");
     if (t->disp_updates) log_progress(t, lr);
-    if (last_valid != t->st.update && !stop_signal) validate(t);
-    if (last_save != t->st.update || !file_exists(last)) save_periodic(t);
+    check_params_agree(t);
+    if (last_valid != t->st.update && !interrupted) validate(t);
+    if (last_save != t->st.update || (t->lead && !file_exists(last))) save_periodic(t);
     logf_both(t, "[train] stopped (%s) at update %ld, epoch %d after %.0fs; checkpoints in %s\n",
               why, t->st.update, t->st.epoch, t->st.train_seconds, t->run_dir);
-    if (stop_signal)
+    if (interrupted)
         logf_both(t, "[train] resume with the same command: the run continues from "
                   "%s/checkpoint.last\n", t->run_dir);
     translator_free(&t->valid_translator);
@@ -509,7 +710,7 @@ int train_run(Config *cfg) {
     free(t->config_text), free(t->spm_bytes), free(last);
     spm_free(t->spm);
     model_free(&t->m);
-    fclose(t->log), fclose(t->jsonl);
-    close(lock_fd);
-    return stop_signal ? TRAIN_INTERRUPTED : 0;
+    if (t->lead) fclose(t->log), fclose(t->jsonl), close(lock_fd);
+    dist_finalize();
+    return interrupted ? TRAIN_INTERRUPTED : 0;
 }
