@@ -15,8 +15,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 # ptrace rights that containers often lack)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
-# Open MPI's own allocations outlive MPI_Finalize; the leak check keeps to ours
-export LSAN_OPTIONS="suppressions=$(dirname "${BASH_SOURCE[0]}")/lsan_mpi.supp:print_suppressions=0"
+# keep its plugins loaded at exit, so that leak reports name them and the suppressions apply
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+# Open MPI's own allocations outlive MPI_Finalize; the leak check (ASan builds) keeps to ours:
+# full stacks (its libraries lack frame pointers) that the suppressions can match
+export LSAN_OPTIONS="suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan_mpi.supp:print_suppressions=0"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:fast_unwind_on_malloc=0"
 fail() { echo "FAIL: $*"; exit 1; }
 mpi() { "$MPIRUN" -np 2 --bind-to none "$@"; }
 
@@ -35,8 +39,9 @@ train: {run_dir: run, batch_tokens: 300, max_updates: 20, save_freq: 5, keep_che
         gemm: blocked}
 decode: {max_len_a: 1.2, max_len_b: 4, valid_beam: 2}
 YAML
-# "update loss nll" per logged update; the validation lines' "update nll bleu"
-losses() { grep '"type":"train"' "$1" | sed 's/.*"update":\([0-9]*\),"loss":\([^,]*\),"nll":\([^,]*\),.*/\1 \2 \3/' |
+# "update loss nll gnorm" per logged update; the validation lines' "update nll bleu"
+losses() { grep '"type":"train"' "$1" |
+           sed 's/.*"update":\([0-9]*\),"loss":\([^,]*\),"nll":\([^,]*\),.*"gnorm":\([^,]*\),.*/\1 \2 \3 \4/' |
            awk '{last[$1] = $0} END {for (u in last) print last[u]}' | sort -n; }
 valids() { grep '"type":"valid"' "$1" | sed 's/.*"update":\([0-9]*\),"nll":\([^,]*\),.*"bleu":\([^,]*\),.*/\1 \2 \3/'; }
 close() {  # file file tolerance: the same rows, numbers within the tolerance
@@ -60,8 +65,10 @@ close one.losses two.losses 2e-6 || fail "losses of 2 ranks and 1 rank x accum 2
 valids one/train.jsonl > one.valid
 valids two/train.jsonl > two.valid
 close one.valid two.valid 2e-6 || fail "validation differs: $(paste one.valid two.valid)"
-# the key biases' true gradient is zero: Adam turns their rounding noise into full steps
-"$DIFF" one/checkpoint.u20 two/checkpoint.u20 1e-5 .b_k > diff.out ||
+# float-close: Adam divides by the root of the squared gradients, so where those are tiny it
+# turns rounding differences into visible ones; the key biases' true gradient is zero, so theirs
+# is all rounding
+"$DIFF" one/checkpoint.u20 two/checkpoint.u20 1e-4 .b_k > diff.out ||
     fail "parameters of 2 ranks and 1 rank x accum 2: $(cat diff.out)"
 
 # the job killed at a random point (kill -9 of mpirun), then resumed under mpirun

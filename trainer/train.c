@@ -496,9 +496,12 @@ static DataIdentity data_identity(const Trainer *t) {
     size_t n;
     char *text = file_read(path, &n);
     if (!text) FATAL("%s", status_message());
-    DataIdentity id = {(uint32_t)crc32_z(0, (const Bytef *)text, n), t->train_cache.spm_fingerprint,
-                       t->train_cache.npairs,
-                       t->train_cache.src_tokens + t->train_cache.tgt_tokens, t->valid_cache.npairs};
+    DataIdentity id;
+    memset(&id, 0, sizeof id);  // padding too: the ranks compare the bytes
+    id.manifest_crc = (uint32_t)crc32_z(0, (const Bytef *)text, n);
+    id.spm_fingerprint = t->train_cache.spm_fingerprint;
+    id.train_pairs = t->train_cache.npairs, id.valid_pairs = t->valid_cache.npairs;
+    id.train_tokens = t->train_cache.src_tokens + t->train_cache.tgt_tokens;
     free(text), free(path);
     return id;
 }

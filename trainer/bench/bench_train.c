@@ -4,7 +4,10 @@
  * (../shared/peers/torch_transformer_bench.py) does, so the two compare. Reports target
  * tokens/s and ms per step (medians over --steps after --warmup), the split by phase, the
  * step's matrix-product work (model/flops.h) as GFLOP/s and as a share of the FP32 FMA peak
- * measured on the same threads, and the peak RSS of the process. */
+ * measured on the same threads, and the peak RSS of the process. Under `mpirun -np N` every rank
+ * runs the step on batches of its own and the gradients are summed over the ranks as in training
+ * (trainer/grad_sync.h, overlapped with backward unless train.dist_overlap is false): tokens/s
+ * are then the job's, and the time waiting for the sums is reported; rank 0 prints. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +19,10 @@
 #include "check.h"
 #include "config.h"
 #include "cpu.h"
+#include "dist.h"
 #include "flops.h"
 #include "fma_peak.h"
+#include "grad_sync.h"
 #include "model.h"
 #include "optimizer.h"
 #include "rng.h"
@@ -43,6 +48,12 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Sorts v[0..n) and returns its median. */
+static double median(double *v, int n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 int bench_train(int argc, char **argv) {
     const char *cmd = "bench train";
     int len = 25, warmup = 3, steps = 10;
@@ -55,6 +66,9 @@ int bench_train(int argc, char **argv) {
     Model m;
     const GemmImpl *gemm;
     if (!bench_setup(cmd, argc, argv, opts, ARGS_COUNT(opts), usage, &cfg, &m, &gemm)) return 0;
+    const int nranks = dist_init(cfg.train.dist_timeout), rank = dist_rank();
+    GradSync sync;
+    grad_sync_init(&sync, &m, cfg.train.dist_overlap);
     const int V = cfg.model.vocab_size, B = (cfg.train.batch_tokens + len / 2) / len;
     model_plan(&m, B * len, len);
 
@@ -64,12 +78,13 @@ int bench_train(int argc, char **argv) {
     enum { NBATCH = 4 };  // a few distinct batches, cycled
     int32_t *tok = xmalloc(sizeof(int32_t) * NBATCH * 3 * B * len);
     int *lens = xmalloc(sizeof(int) * B);
-    Rng r = rng_init((uint64_t)cfg.train.seed, 99);
+    Rng r = rng_init((uint64_t)cfg.train.seed, 99 + (uint64_t)rank);  // each rank its own batches
     for (long i = 0; i < (long)NBATCH * 3 * B * len; i++) tok[i] = 4 + (int32_t)rng_below(&r, V - 4);
     for (int b = 0; b < B; b++) lens[b] = len;
     AdamHyper h = {cfg.train.beta1, cfg.train.beta2, cfg.train.eps, cfg.train.weight_decay};
     Ctx c = {gemm, (uint64_t)cfg.train.seed, 0, true};
     double *step_s = xcalloc(steps, sizeof(double)), phase[PHASE_COUNT] = {0}, opt_s = 0;
+    double *wait_s = xcalloc(steps, sizeof(double));  // (steps) waiting for the gradient sums
     for (int it = 0; it < warmup + steps; it++) {
         const int32_t *t = tok + (size_t)(it % NBATCH) * 3 * B * len;
         ModelBatch batch = {B, len, len, t, t + B * len, t + 2 * B * len, lens, lens};
@@ -78,26 +93,35 @@ int bench_train(int argc, char **argv) {
         params_zero_grad(&m.params);
         LossStats st = {0};
         c.step = (uint64_t)it;
+        grad_sync_arm(&sync);
         model_step(&m, &c, &batch, &st, true, (float)cfg.train.label_smoothing);
+        grad_sync_finish(&sync);
+        double ntok_all = (double)st.ntok;
+        dist_allreduce(&ntok_all, 1, DIST_SUM, "the step's tokens");
+        st.ntok = (long)ntok_all;
         double t1 = now_seconds();
         grads_scale(&m.params, 1.0f / (float)st.ntok);
         grads_clip(&m.params, cfg.train.clip_norm);
         adam_step(&m.params, &h, 1e-4, it + 1);
         double t2 = now_seconds();
-        if (it >= warmup) step_s[it - warmup] = t2 - t0, opt_s += t2 - t1;
+        if (it >= warmup) step_s[it - warmup] = t2 - t0, opt_s += t2 - t1, wait_s[it - warmup] = sync.wait_s;
+        sync.wait_s = 0;
     }
     for (int p = 0; p < PHASE_COUNT; p++) phase[p] = m.seconds[p] / steps * 1e3;
     opt_s = opt_s / steps * 1e3;
-    qsort(step_s, steps, sizeof *step_s, cmp_double);
-    double med = steps % 2 ? step_s[steps / 2] : 0.5 * (step_s[steps / 2 - 1] + step_s[steps / 2]);
-    long ntok = (long)B * len;
+    double med = median(step_s, steps), wait_med = median(wait_s, steps);
+    long ntok = (long)B * len * nranks;
     double params_m = params_count(&m.params) / 1e6, rss = peak_rss_mb();
-    const double gflop = model_flops_total(flops) / 1e9, gflops = gflop / med;
+    // the job's work and peak: every rank's
+    const double gflop = nranks * model_flops_total(flops) / 1e9, gflops = gflop / med;
+    const double peak_gflops = nranks * peak.gflops;
     const double phase_gflop[PHASE_COUNT] = {[PHASE_ATTENTION] = flops.attention / 1e9,
                                              [PHASE_ATTN_CORE] = flops.attention_core / 1e9,
                                              [PHASE_FFN] = flops.ffn / 1e9,
                                              [PHASE_LOSS] = flops.loss / 1e9};
-    if (json) {
+    char ranks_text[64] = "";  // the peak RSS is rank 0's
+    if (nranks > 1) snprintf(ranks_text, sizeof ranks_text, " x %d ranks", nranks);
+    if (rank == 0 && json) {
         printf(
             "{\"bench\":\"train\",\"attention\":\"%s\",\"dk\":%d,\"d_model\":%d,\"params_m\":%.3f,"
             "\"batch\":\"%dx%d\",\"tgt_tokens\":%ld,\"threads\":%d,\"gemm\":\"%s\","
@@ -108,18 +132,24 @@ int bench_train(int argc, char **argv) {
         for (int p = 0; p < PHASE_COUNT; p++) printf(",\"ms_%s\":%.2f", model_phase_names[p], phase[p]);
         printf(",\"ms_optimizer\":%.2f,\"gflop_per_step\":%.4f,\"gflops\":%.2f,\"pct_peak\":%.1f,"
                "\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"",
-               opt_s, gflop, gflops, 100.0 * gflops / peak.gflops, peak.gflops, peak.isa,
+               opt_s, gflop, gflops, 100.0 * gflops / peak_gflops, peak_gflops, peak.isa,
                cpu_build_arch());
         for (int p = 0; p < PHASE_COUNT; p++)
             if (phase_gflop[p] > 0)
                 printf(",\"gflops_%s\":%.2f", model_phase_names[p], phase_gflop[p] / (phase[p] / 1e3));
+        if (nranks > 1)
+            printf(",\"ranks\":%d,\"overlap\":%s,\"ms_sync_wait\":%.2f", nranks,
+                   cfg.train.dist_overlap ? "true" : "false", wait_med * 1e3);
         printf(",\"peak_rss_mb\":%.1f}\n", rss);
-    } else {
+    } else if (rank == 0) {
         printf(
-            "train step: %s attention (dk %d), %.2fM parameters, batch %dx%d = %ld target tokens, "
+            "train step: %s attention (dk %d), %.2fM parameters, batch %dx%d%s = %ld target tokens, "
             "%d threads, gemm %s\n",
             attention_mode_name(cfg.model.attention), config_model_dk(&cfg.model), params_m, B, len,
-            ntok, m.nthreads, gemm->name);
+            ranks_text, ntok, m.nthreads, gemm->name);
+        if (nranks > 1)
+            printf("  gradient sums over the ranks %s backward: %.1f ms/step waiting (median)\n",
+                   cfg.train.dist_overlap ? "overlapped with" : "after", wait_med * 1e3);
         printf("  %.0f target tokens/s   %.1f ms/step (median of %d; best %.1f)   peak RSS %.0f MB\n",
                ntok / med, med * 1e3, steps, step_s[0] * 1e3, rss);
         printf("  ms per step:");
@@ -127,14 +157,15 @@ int bench_train(int argc, char **argv) {
         printf(" optimizer %.1f\n", opt_s);
         printf("  %.2f GFLOP/step (matrix products) = %.1f GFLOP/s = %.1f%% of the FP32 FMA peak "
                "(%.1f GFLOP/s, %s loop, build %s)\n",
-               gflop, gflops, 100.0 * gflops / peak.gflops, peak.gflops, peak.isa, cpu_build_arch());
+               gflop, gflops, 100.0 * gflops / peak_gflops, peak_gflops, peak.isa, cpu_build_arch());
         printf("  GFLOP/s by phase:");
         for (int p = 0; p < PHASE_COUNT; p++)
             if (phase_gflop[p] > 0)
                 printf(" %s %.1f", model_phase_names[p], phase_gflop[p] / (phase[p] / 1e3));
         printf("\n");
     }
-    free(tok), free(lens), free(step_s);
+    free(tok), free(lens), free(step_s), free(wait_s);
+    dist_finalize();
     model_free(&m);
     config_free(&cfg);
     return 0;
