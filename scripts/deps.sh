@@ -1,6 +1,6 @@
 # scripts/deps.sh: sourced by test.sh and demo.sh. Installs the Debian packages the build needs,
 # only those missing, non-interactively (run as root, or with sudo available).
-NMT_DEBIAN_PACKAGES="build-essential cmake pkg-config zlib1g-dev libyaml-dev libopenblas-openmp-dev libsentencepiece-dev"
+NMT_DEBIAN_PACKAGES="build-essential cmake pkg-config zlib1g-dev libyaml-dev libopenblas-openmp-dev libsentencepiece-dev libopenmpi-dev openmpi-bin"
 
 nmt_install_deps() {
     local missing=() p

@@ -44,9 +44,10 @@ losses() { grep '"type":"train"' "$1" |
            sed 's/.*"update":\([0-9]*\),"loss":\([^,]*\),"nll":\([^,]*\),.*"gnorm":\([^,]*\),.*/\1 \2 \3 \4/' |
            awk '{last[$1] = $0} END {for (u in last) print last[u]}' | sort -n; }
 valids() { grep '"type":"valid"' "$1" | sed 's/.*"update":\([0-9]*\),"nll":\([^,]*\),.*"bleu":\([^,]*\),.*/\1 \2 \3/'; }
-close() {  # file file tolerance: the same rows, numbers within the tolerance
+close() {  # file file tolerance: the same rows, numbers within the relative tolerance
     paste -d' ' "$1" "$2" | awk -v tol="$3" '{n = NF / 2; if ($1 != $(n + 1)) bad = 1
-        for (i = 2; i <= n; i++) { d = $i - $(n + i); if (d < 0) d = -d; if (d > tol) bad = 1 } }
+        for (i = 2; i <= n; i++) { d = $i - $(n + i); a = $i < 0 ? -$i : $i
+                                   if (d < 0) d = -d; if (d > tol * (a > 1 ? a : 1)) bad = 1 } }
         END { exit bad || NR == 0 }' && [ "$(wc -l < "$1")" = "$(wc -l < "$2")" ]
 }
 
@@ -61,10 +62,10 @@ grep -q '"sync_wait":' two/train.jsonl || fail "no sync_wait in train.jsonl"
 losses one/train.jsonl > one.losses
 losses two/train.jsonl > two.losses
 [ "$(wc -l < two.losses)" = 20 ] || fail "expected 20 logged updates, got $(wc -l < two.losses)"
-close one.losses two.losses 2e-6 || fail "losses of 2 ranks and 1 rank x accum 2 differ: $(paste one.losses two.losses | head -3)"
+close one.losses two.losses 1e-4 || fail "losses of 2 ranks and 1 rank x accum 2 differ: $(paste one.losses two.losses)"
 valids one/train.jsonl > one.valid
 valids two/train.jsonl > two.valid
-close one.valid two.valid 2e-6 || fail "validation differs: $(paste one.valid two.valid)"
+close one.valid two.valid 1e-4 || fail "validation differs: $(paste one.valid two.valid)"
 # float-close: Adam divides by the root of the squared gradients, so where those are tiny it
 # turns rounding differences into visible ones; the key biases' true gradient is zero, so theirs
 # is all rounding
