@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "checkpoint.h"
+#include "loaded_model.h"
 #include "params.h"
 #include "status.h"
 
@@ -14,7 +15,7 @@
  * Its SentencePiece model must be the first's: the rows of the embedding are token ids of it. */
 static int add_checkpoint(const Checkpoint *c, const Checkpoint *first, const char *const *inputs,
                           int k, ParamTable *pt, double *sum) {
-    if (c->spm_len != first->spm_len || (c->spm_len && memcmp(c->spm, first->spm, c->spm_len)))
+    if (!checkpoint_same_spm(c, first))
         return status_fail("%s and %s were trained with different SentencePiece models (%zu and "
                            "%zu bytes): the same token id means another piece in each, so their "
                            "parameters cannot be averaged",
