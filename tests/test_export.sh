@@ -27,7 +27,7 @@ done
 check "score: the export's scores are the checkpoint's" cmp -s ck.score st.score
 check "score: the same corpus NLL" cmp -s ck.err st.err
 for m in $ckpt model.safetensors; do  # all but the model's name and the timings
-    "$NMT" eval -m $m --src valid.en --ref valid.de 2>/dev/null | sed -E 's/"model":"[^"]*",//; s/,"seconds".*//'
+    "$NMT" eval -m $m --src valid.en --ref valid.de 2>/dev/null | sed -E 's/"model":"[^"]*","models":\[[^]]*\],//; s/,"seconds".*//'
 done > eval.out
 check "eval: the export's scores are the checkpoint's" test "$(sed -n 1p eval.out)" = "$(sed -n 2p eval.out)"
 "$NMT" score -m model.safetensors --src valid.en --ref valid.de --json > out.txt 2>/dev/null
