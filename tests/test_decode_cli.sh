@@ -3,7 +3,7 @@
 # ensembles (a model with itself is the model alone; two architectures together; different
 # SentencePiece models refused, naming both files), n-best lists (N lines per input, the first
 # the 1-best output, scores in order) and `average --last N` (the newest N checkpoint.uN by
-# update number, the same file as the explicit list).
+# update number, the same file as the explicit list); scripts/tune-lenpen.sh's grid.
 set -uo pipefail
 NMT=$1
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
@@ -63,6 +63,19 @@ awk -F' \\|\\|\\| ' '!seen[$1]++ { print $2 }' ab.nbest > ab.first
 check "--nbest of an ensemble: the first is the ensemble's 1-best" cmp -s ab.first ab.out
 expect 2 "--nbest 5 exceeds the beam (4)" "$NMT" translate -m $A --beam 4 --nbest 5 < in.en
 expect 2 "option --nbest expects an integer" "$NMT" translate -m $A --nbest 0 < in.en
+
+# the length-penalty grid on a validation set: a BLEU per cell, the best one named
+NMT=$NMT bash "$(dirname "${BASH_SOURCE[0]}")/../scripts/tune-lenpen.sh" -m $A --src in.en \
+    --ref in.de --beam 1,2 --lenpen 0,1.5 --out tune > tune.out 2>/dev/null ||
+    echo "FAIL: tune-lenpen.sh exited $?"
+cells=$(grep -Ec '^\| (0|1\.5) \| [0-9.]+ \| [0-9.]+ \|$' tune.out)
+check "tune-lenpen.sh: a row of two BLEU per lenpen" test "$cells" -eq 2
+max=$(grep -h -o '"bleu":[0-9.]*' tune/*.json | cut -d: -f2 | sort -g | tail -1)
+check "tune-lenpen.sh: the best cell has the highest BLEU ($max)" grep -q "^best on in.en: --beam [12] --lenpen [0-9.]* (BLEU $max)$" tune.out
+check "tune-lenpen.sh: the table is kept in --out" cmp -s tune.out tune/lenpen.md
+"$NMT" eval -m $A --src in.en --ref in.de --beam 2 --lenpen 1.5 > cell.json 2>/dev/null
+check "tune-lenpen.sh: a cell is nmt eval with its beam and lenpen" test \
+    "$(grep -o '"bleu":[0-9.]*' cell.json)" = "$(grep -o '"bleu":[0-9.]*' tune/beam2-lenpen1.5.json)"
 
 # average --last: u10 is newer than u8 (not a string order)
 expect 0 "a/checkpoint.u8, a/checkpoint.u10" "$NMT" average --last 2 -o last2.ckpt a
