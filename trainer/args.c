@@ -130,12 +130,9 @@ const char *const args_model_help =
     "  --threads N         OpenMP threads (default: all cores)\n";
 
 const char *const args_ensemble_help =
-    "  -m, --model CKPT    checkpoint (checkpoint.best, checkpoint.last, an average ...) or\n"
-    "                      export (nmt export: a .safetensors file). Given several times: an\n"
-    "                      ensemble, whose log-probabilities are averaged at every step; the\n"
-    "                      models may differ in architecture but must share one SentencePiece\n"
-    "                      model; decoding follows the first one's decode config\n"
-    "  --threads N         OpenMP threads (default: all cores)\n";
+    "  -m CKPT -m CKPT ... an ensemble: the models' log-probabilities are averaged at every\n"
+    "                      step; they may differ in architecture but must share one\n"
+    "                      SentencePiece model; decoding follows the first one's decode config\n";
 
 /* A model option at argv[*i] into ma; false for any other. */
 static bool args_model(const char *cmd, ModelArgs *ma, int argc, char **argv, int *i) {

@@ -38,7 +38,7 @@ struct LoadedModel;
  * (malloc'd), applies --threads and the decoding options to each and returns how many. */
 int args_models_open(const char *cmd, ModelArgs *ma, struct LoadedModel **lms);
 extern const char *const args_model_help;
-/* The help line of -m for commands that take several (an ensemble). */
+/* The help lines of commands that take several -m (an ensemble), after args_model_help. */
 extern const char *const args_ensemble_help;
 
 /* One option of a command's table: its spellings and where its value goes. */

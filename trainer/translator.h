@@ -1,8 +1,9 @@
-/* translator.h: translation of many sentences with a trained model: the sources are sorted by
- * length and cut into batches that fit the decoder's capacity (decode.h), searched (search.h)
- * and written back in input order. Text goes in raw (normalized as `prepare` normalizes corpora,
- * then SentencePiece-encoded) and comes out detokenized. Used by `nmt translate`, `nmt eval`
- * and validation during training. */
+/* translator.h: translation of many sentences with a trained model or an ensemble of models
+ * (one decoder state each): the sources are sorted by length and cut into batches that fit the
+ * decoders' capacity (decode.h), searched (search.h) and written back in input order, the best
+ * hypothesis or the n best of each. Text goes in raw (normalized as `prepare` normalizes
+ * corpora, then SentencePiece-encoded) and comes out detokenized. Used by `nmt translate`,
+ * `nmt eval` and validation during training. */
 #ifndef NMT_TRANSLATOR_H
 #define NMT_TRANSLATOR_H
 

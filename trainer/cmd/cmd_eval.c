@@ -22,6 +22,7 @@ static void usage(FILE *out) {
             "\"model\" is the first -m, \"models\" every one; \"attention\" and \"dk\" are the\n"
             "first model's, \"params\" and \"attention_params\" the sums over the models.\n"
             "  -o, --output FILE   also write the translations\n");
+    fputs(args_model_help, out);
     fputs(args_ensemble_help, out);
     fputs(args_decode_help, out);
 }

@@ -25,6 +25,7 @@ static void usage(FILE *out) {
             "                      I the input line from 0, SCORE the length-normalized\n"
             "                      log-probability the search ranks by; fewer than N only when\n"
             "                      the search cannot find as many (one for an empty line)\n");
+    fputs(args_model_help, out);
     fputs(args_ensemble_help, out);
     fputs(args_decode_help, out);
 }
