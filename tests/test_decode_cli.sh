@@ -9,17 +9,12 @@ NMT=$1
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 
 tiny_corpus 300 250
-cat > cfg.yaml <<YAML
-data: {dir: data, train: [{src: train.en, tgt: train.de}], valid: [{src: valid.en, tgt: valid.de}],
-       vocab_size: 300, spm_input_sentences: 0}
-model: {d_model: 32, heads: 4, ffn: 64, enc_layers: 1, dec_layers: 1}
-train: {run_dir: a, batch_tokens: 300, max_updates: 10, save_freq: 2, valid_freq: 10, threads: 1}
-decode: {max_len_a: 1.2, max_len_b: 4, valid_beam: 1}
-YAML
+tiny_config
 train() {  # name, extra --set options
     local name=$1
     shift
-    "$NMT" train -c cfg.yaml --set train.run_dir="$name" "$@" > "$name.out" 2>&1 ||
+    "$NMT" train -c cfg.yaml --set train.run_dir="$name" --set train.max_updates=10 \
+        --set train.valid_freq=10 "$@" > "$name.out" 2>&1 ||
         { cat "$name.out"; echo "FAIL: training $name"; exit 1; }
 }
 train a

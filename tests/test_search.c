@@ -60,6 +60,12 @@ static void random_src(Rng *r, int32_t *src, int len, int V) {
     src[len - 1] = TOKEN_EOS;
 }
 
+/* n random sources (n, S) of 2 to S tokens (incl. EOS) of a vocabulary of 40, from seed. */
+static void random_batch(uint64_t seed, int32_t *src, int *slen, int n, int S) {
+    Rng r = rng_init(seed, 0);
+    for (int s = 0; s < n; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
+}
+
 static void check_incremental(AttentionMode mode, NormPlacement norm) {
     Model m;
     build(&m, mode, norm, 40, 2, 1.0f);
@@ -93,53 +99,13 @@ static void check_incremental(AttentionMode mode, NormPlacement norm) {
     model_free(&m);
 }
 
-static void check_greedy(AttentionMode mode) {
-    Model m;
-    build(&m, mode, NORM_POST, 40, 2, 2.0f);
-    Rng r = rng_init(3, 0);
-    enum { N = 5, S = 6 };
-    int32_t src[N * S] = {0};
-    int slen[N];
-    for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
-    SearchOptions o = {1, 0.6f, true, 1.0f, 3, 0};
-    DecodeState st;
-    decoder(&st, &m, N, 1, S, MAXT);
-    int32_t out[N * MAXT];
-    int len[N];
-    float score[N];
-    SearchResult res = {out, MAXT, len, score, 1, NULL};
-    Ctx c = {gemm, 0, 0, false};
-    search_batch(&st, &c, &o, src, slen, N, S, &res);
-    float *z = malloc(sizeof(float) * m.V);
-    for (int s = 0; s < N; s++) {
-        int32_t want[MAXT];
-        int n = 0, max_len = search_max_len(&o, slen[s]);
-        for (int t = 0; t < max_len; t++) {
-            full_logits(&m, src + s * S, slen[s], want, t, z);
-            int best = TOKEN_EOS;
-            for (int v = 0; v < m.V; v++)
-                if (v != TOKEN_PAD && v != TOKEN_BOS && z[v] > z[best]) best = v;
-            if (t + 1 == max_len) best = TOKEN_EOS;
-            if (best == TOKEN_EOS) break;
-            want[n++] = best;
-        }
-        EXPECT(len[s] == n && !memcmp(out + s * MAXT, want, sizeof(int32_t) * n),
-               "%s: beam 1 differs from greedy for sentence %d (lengths %d, %d)",
-               attention_mode_name(mode), s, len[s], n);
-    }
-    free(z);
-    decode_free(&st);
-    model_free(&m);
-}
-
 static void check_batched(AttentionMode mode) {
     Model m;
     build(&m, mode, NORM_PRE, 40, 2, 2.0f);
-    Rng r = rng_init(4, 0);
     enum { N = 6, S = 7, K = 4 };
     int32_t src[N * S] = {0};
     int slen[N];
-    for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
+    random_batch(4, src, slen, N, S);
     SearchOptions o = {K, 0.6f, true, 1.5f, 2, 0};
     DecodeState st;
     decoder(&st, &m, N, K, S, MAXT);
@@ -295,45 +261,56 @@ static void check_ensemble_nbest(bool gnmt, float alpha) {
     model_free(&a), model_free(&b);
 }
 
-/* Greedy search of an ensemble: at every step the argmax of the mean log-probabilities of the
- * two models, each recomputed by a full decoder pass. */
-static void check_ensemble_greedy(void) {
-    Model a, b, *models[2] = {&a, &b};
-    build(&a, ATTENTION_COLLAB, NORM_POST, 40, 2, 2.0f);
-    build(&b, ATTENTION_CONCAT, NORM_PRE, 40, 1, 2.0f);
-    Rng r = rng_init(6, 0);
+/* Greedy search of the ensemble models[nm] (one model when nm = 1): at every step the argmax of
+ * the mean of the models' log-probabilities, each recomputed by a full decoder pass. */
+static void check_greedy_search(Model *const *models, int nm, uint64_t seed, const char *what) {
     enum { N = 5, S = 6 };
     int32_t src[N * S] = {0};
     int slen[N];
-    for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
+    random_batch(seed, src, slen, N, S);
     SearchOptions o = {1, 0.6f, true, 1.0f, 3, 0};
     DecodeState st[2], *states[2] = {&st[0], &st[1]};
-    decoder(&st[0], &a, N, 1, S, MAXT), decoder(&st[1], &b, N, 1, S, MAXT);
+    for (int e = 0; e < nm; e++) decoder(&st[e], models[e], N, 1, S, MAXT);
     int32_t out[N * MAXT];
     int len[N];
     float score[N];
     SearchResult res = {out, MAXT, len, score, 1, NULL};
     Ctx c = {gemm, 0, 0, false};
-    search_ensemble(states, 2, &c, &o, src, slen, N, S, &res);
-    double *lp = malloc(sizeof(double) * a.V);
+    search_ensemble(states, nm, &c, &o, src, slen, N, S, &res);
+    const int V = models[0]->V;
+    double *lp = malloc(sizeof(double) * V);
     for (int s = 0; s < N; s++) {
         int32_t want[MAXT];
         int n = 0, max_len = search_max_len(&o, slen[s]);
         for (int t = 0; t < max_len; t++) {
-            ensemble_logprobs(models, 2, src + s * S, slen[s], want, t, lp);
+            ensemble_logprobs(models, nm, src + s * S, slen[s], want, t, lp);
             int best = TOKEN_EOS;
-            for (int v = 0; v < a.V; v++)
+            for (int v = 0; v < V; v++)
                 if (v != TOKEN_PAD && v != TOKEN_BOS && lp[v] > lp[best]) best = v;
             if (t + 1 == max_len) best = TOKEN_EOS;
             if (best == TOKEN_EOS) break;
             want[n++] = best;
         }
         EXPECT(len[s] == n && !memcmp(out + s * MAXT, want, sizeof(int32_t) * n),
-               "ensemble greedy differs from the mean log-probabilities' argmax for sentence %d "
-               "(lengths %d, %d)", s, len[s], n);
+               "%s: beam 1 differs from greedy for sentence %d (lengths %d, %d)", what, s, len[s],
+               n);
     }
     free(lp);
-    for (int e = 0; e < 2; e++) decode_free(&st[e]);
+    for (int e = 0; e < nm; e++) decode_free(&st[e]);
+}
+
+static void check_greedy(AttentionMode mode) {
+    Model m, *one[1] = {&m};
+    build(&m, mode, NORM_POST, 40, 2, 2.0f);
+    check_greedy_search(one, 1, 3, attention_mode_name(mode));
+    model_free(&m);
+}
+
+static void check_ensemble_greedy(void) {
+    Model a, b, *models[2] = {&a, &b};
+    build(&a, ATTENTION_COLLAB, NORM_POST, 40, 2, 2.0f);
+    build(&b, ATTENTION_CONCAT, NORM_PRE, 40, 1, 2.0f);
+    check_greedy_search(models, 2, 6, "ensemble of collab post-LN and concat pre-LN");
     model_free(&a), model_free(&b);
 }
 
@@ -341,11 +318,10 @@ static void check_ensemble_greedy(void) {
 static void check_nbest_first(void) {
     Model m;
     build(&m, ATTENTION_CONCAT, NORM_PRE, 40, 2, 2.0f);
-    Rng r = rng_init(7, 0);
     enum { N = 6, S = 7, K = 5, NB = 3 };
     int32_t src[N * S] = {0};
     int slen[N];
-    for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
+    random_batch(7, src, slen, N, S);
     SearchOptions o = {K, 1.0f, false, 1.5f, 2, 0};
     DecodeState st;
     decoder(&st, &m, N, K, S, MAXT);

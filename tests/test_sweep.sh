@@ -9,14 +9,10 @@ sweep="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/sweep-dk.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 
 tiny_corpus 200 170
-cat > cfg.yaml <<YAML
-data: {dir: data, train: [{src: train.en, tgt: train.de}], valid: [{src: valid.en, tgt: valid.de}],
-       vocab_size: 300, spm_input_sentences: 0}
-model: {d_model: 32, heads: 4, ffn: 64, enc_layers: 1, dec_layers: 1}
-train: {batch_tokens: 300, max_updates: 10, save_freq: 10, valid_freq: 10, threads: 1, lr: 0.003, warmup: 5}
-decode: {max_len_a: 1.2, max_len_b: 4, valid_beam: 1, beam: 2}
-YAML
-args=(-c cfg.yaml --concat 32 --collab 16 --src valid.en --ref valid.de)
+tiny_config
+args=(-c cfg.yaml --concat 32 --collab 16 --src valid.en --ref valid.de --set decode.beam=2
+      --set train.max_updates=10 --set train.save_freq=10 --set train.valid_freq=10
+      --set train.lr=0.003 --set train.warmup=5)
 NMT=$NMT bash "$sweep" "${args[@]}" --out one > one.out 2>&1 || { cat one.out; echo "FAIL: sweep"; }
 check "without --seeds: one run per point" test -f one/concat-32/eval.json -a -f one/collab-16/eval.json
 check "without --seeds: the table as before" grep -q '^| collab | 16 | .* | [0-9.]* ± [0-9.]* | [0-9.]* |' one/sweep.md
