@@ -7,7 +7,12 @@
  * with len counting the EOS. A sentence stops when no live hypothesis can still beat its best
  * finished one (a live score can only fall, so its best normalized value is score / lp(max_len)),
  * or when its maximum length a * src_len + b is reached (EOS is then forced). PAD and BOS are
- * never generated. */
+ * never generated.
+ * An ensemble searches with one decoder state per model (the same vocabulary, beam and capacity;
+ * the architectures may differ): at every step the models' log-probabilities are averaged, as
+ * the mean of their logits minus the mean of their log-normalizers, so that two copies of one
+ * model give exactly its search. The n best finished hypotheses of a sentence can be kept
+ * (n <= beam); the sentence then stops when no live hypothesis can still beat the n-th. */
 #ifndef NMT_SEARCH_H
 #define NMT_SEARCH_H
 
@@ -25,16 +30,23 @@ typedef struct SearchOptions {
 } SearchOptions;
 
 typedef struct SearchResult {
-    int32_t *tokens;  // (sents, stride) best hypothesis per sentence, without EOS
+    int32_t *tokens;  // (sents, nbest, stride) hypotheses per sentence, best first, without EOS
     int stride;       // >= the batch's output positions (search_batch_len)
-    int *len;         // (sents)
-    float *score;     // (sents) its normalized score
+    int *len;         // (sents, nbest)
+    float *score;     // (sents, nbest) their normalized scores
+    int nbest;        // hypotheses kept per sentence, 1 <= nbest <= beam
+    int *count;       // (sents) hypotheses found (fewer than nbest only when the search cannot
+                      // produce as many, e.g. a maximum length of 1); may be NULL
 } SearchResult;
 
 /* Translates src (sents, S) with the decoder state st (decode_init with beam = o->beam), which
  * must fit the batch (decode_fits with T = search_batch_len). */
 void search_batch(DecodeState *st, const Ctx *c, const SearchOptions *o, const int32_t *src,
                   const int *src_len, int sents, int S, SearchResult *res);
+/* The same with an ensemble of n models, one decoder state each (st[0] holds the search's
+ * bookkeeping); n = 1 is search_batch. */
+void search_ensemble(DecodeState *const *st, int n, const Ctx *c, const SearchOptions *o,
+                     const int32_t *src, const int *src_len, int sents, int S, SearchResult *res);
 
 /* The maximum output length (incl. EOS) for a source of src_len tokens, at least 1. */
 int search_max_len(const SearchOptions *o, int src_len);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/sweep-dk.sh -c BASE.yaml [-c MORE.yaml] --concat 256,128,64 --collab 256,128,64
-#                     --src TEST.src --ref TEST.ref [--out runs/sweep] [--set key=value ...]
+#                     --src TEST.src --ref TEST.ref [--seeds 1,2,3] [--out runs/sweep]
+#                     [--set key=value ...]
 # How small can the key/query width be? Trains, from one base config with the same seed, data and
 # budget, concat attention with each D_k (the full width first: the baseline) and collab
 # attention with each D~k (scale fixed at 1/sqrt(D/H) in both, as in the paper), evaluates every
@@ -9,12 +10,17 @@
 #                                 bootstrap mean and 95% interval and p-value against the
 #                                 baseline, training tokens/s, decoding sentences/s
 #   OUT/sweep.png                 BLEU against D~k for both modes, parameters on a second axis
+#                                 (needs Debian's python3-matplotlib; skipped with a note without)
+# --seeds trains every point once per seed (train.seed; runs OUT/MODE-DK-seedS) and reports per
+# point the mean and sample standard deviation of BLEU and chrF over the seeds and, per seed, the
+# paired bootstrap against the baseline trained with the same seed (sweep.md, sweep.csv; every
+# run in OUT/sweep-seeds.csv); the plot's error bars are then the standard deviations.
 # An interrupted sweep continues where it stopped: finished points are reused, a run that was
 # cut off resumes from its checkpoint.last.
 # Paths are taken from the current directory. nmt is $NMT, else the one on PATH, else the
 # repository's build (built when missing).
 set -euo pipefail
-configs=() sets=() concat="" collab="" src="" ref="" out=runs/sweep
+configs=() sets=() concat="" collab="" src="" ref="" out=runs/sweep seeds=""
 while [ $# -gt 0 ]; do
     case "$1" in
         -c) configs+=(-c "$2"); shift ;;
@@ -24,13 +30,16 @@ while [ $# -gt 0 ]; do
         --src) src=$2; shift ;;
         --ref) ref=$2; shift ;;
         --out) out=$2; shift ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        --seeds) seeds=$2; shift ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "sweep-dk.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 [ ${#configs[@]} -gt 0 ] && [ -n "$concat" ] && [ -n "$src" ] && [ -n "$ref" ] ||
     { echo "sweep-dk.sh: -c, --concat, --src and --ref are required (see --help)" >&2; exit 2; }
+[[ -z "$seeds" || "$seeds" =~ ^[0-9]+(,[0-9]+)*$ ]] ||
+    { echo "sweep-dk.sh: --seeds takes integers separated by commas, got '$seeds'" >&2; exit 2; }
 nmt=${NMT:-$(command -v nmt || true)}
 if [ -z "$nmt" ]; then
     repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,70 +51,133 @@ mkdir -p "$out"
 points=()
 for dk in ${concat//,/ }; do points+=("concat:$dk"); done
 for dk in ${collab//,/ }; do points+=("collab:$dk"); done
-for p in "${points[@]}"; do
-    mode=${p%%:*} dk=${p##*:} run=$out/$mode-$dk
-    if [ -f "$run/eval.json" ]; then echo "== $mode D~k=$dk: done"; continue; fi
-    echo "== $mode D~k=$dk: training in $run"
-    "$nmt" train "${configs[@]}" "${sets[@]}" --set model.attention="$mode" --set model.dk="$dk" \
-        --set train.run_dir="$run" > "$run.train.out" 2>&1 || { tail "$run.train.out"; exit 1; }
-    "$nmt" eval -m "$run/checkpoint.best" --src "$src" --ref "$ref" -o "$run/test.hyp" \
-        > "$run/eval.json.part" 2> "$run.eval.err"
-    mv "$run/eval.json.part" "$run/eval.json"
-done
-base=$out/${points[0]/:/-}
-hyps=()
-for p in "${points[@]}"; do hyps+=("$out/${p/:/-}/test.hyp"); done
+# the runs of a seed ("" without --seeds): one directory per point
+run_dir() { echo "$out/${1/:/-}${2:+-seed$2}"; }
 refplain=$out/test.ref
 case "$ref" in *.gz) gunzip -c "$ref" > "$refplain" ;; *) cp "$ref" "$refplain" ;; esac
-"$nmt" bleu "$refplain" -i "${hyps[@]}" --paired-bs -m bleu -f json > "$out/paired.json"
-/usr/bin/python3 - "$out" "${points[@]}" <<'PY'
+seed_list=(${seeds//,/ })
+[ -n "$seeds" ] || seed_list=("")
+for seed in "${seed_list[@]}"; do
+    seed_set=()
+    [ -z "$seed" ] || seed_set=(--set train.seed="$seed")
+    for p in "${points[@]}"; do
+        mode=${p%%:*} dk=${p##*:} run=$(run_dir "$p" "$seed")
+        what="$mode D~k=$dk${seeds:+ seed $seed}"
+        if [ -f "$run/eval.json" ]; then echo "== $what: done"; continue; fi
+        echo "== $what: training in $run"
+        "$nmt" train "${configs[@]}" "${sets[@]}" "${seed_set[@]}" --set model.attention="$mode" \
+            --set model.dk="$dk" --set train.run_dir="$run" > "$run.train.out" 2>&1 ||
+            { tail "$run.train.out"; exit 1; }
+        "$nmt" eval -m "$run/checkpoint.best" --src "$src" --ref "$ref" -o "$run/test.hyp" \
+            > "$run/eval.json.part" 2> "$run.eval.err"
+        mv "$run/eval.json.part" "$run/eval.json"
+    done
+    # the paired bootstrap of this seed's points against its baseline
+    hyps=()
+    for p in "${points[@]}"; do hyps+=("$(run_dir "$p" "$seed")/test.hyp"); done
+    "$nmt" bleu "$refplain" -i "${hyps[@]}" --paired-bs -m bleu -f json \
+        > "$out/paired${seed:+-seed$seed}.json"
+done
+/usr/bin/python3 - "$out" "$seeds" "${points[@]}" <<'PY'
 import json, os, statistics, sys
-out, points = sys.argv[1], sys.argv[2:]
-paired = json.load(open(os.path.join(out, "paired.json")))
-rows = []
-for i, p in enumerate(points):
-    mode, dk = p.split(":")
-    run = os.path.join(out, f"{mode}-{dk}")
-    ev = json.load(open(os.path.join(run, "eval.json")))
-    tok = [json.loads(l)["tokens_per_s"] for l in open(os.path.join(run, "train.jsonl"))
-           if '"type":"train"' in l]
-    b = paired[i]["BLEU"]
-    rows.append(dict(mode=mode, dk=int(dk), attention_params=ev["attention_params"], params=ev["params"],
-                     bleu=ev["bleu"], chrf=ev["chrf"], bs_mean=b["mean"], bs_ci=b["ci"],
-                     p_value=b["p_value"], train_tok_s=statistics.median(tok) if tok else 0,
-                     decode_sent_s=ev["sentences_per_s"]))
+out, seeds, points = sys.argv[1], [s for s in sys.argv[2].split(",") if s], sys.argv[3:]
+
+def run(mode, dk, seed):
+    return os.path.join(out, f"{mode}-{dk}" + (f"-seed{seed}" if seed else ""))
+
+rows = []  # one per point and seed
+for seed in seeds or [None]:
+    paired = json.load(open(os.path.join(out, f"paired-seed{seed}.json" if seed else "paired.json")))
+    for i, p in enumerate(points):
+        mode, dk = p.split(":")
+        d = run(mode, dk, seed)
+        ev = json.load(open(os.path.join(d, "eval.json")))
+        tok = [json.loads(l)["tokens_per_s"] for l in open(os.path.join(d, "train.jsonl"))
+               if '"type":"train"' in l]
+        b = paired[i]["BLEU"]
+        rows.append(dict(mode=mode, dk=int(dk), seed=seed, attention_params=ev["attention_params"],
+                         params=ev["params"], bleu=ev["bleu"], chrf=ev["chrf"], bs_mean=b["mean"],
+                         bs_ci=b["ci"], p_value=b["p_value"],
+                         train_tok_s=statistics.median(tok) if tok else 0,
+                         decode_sent_s=ev["sentences_per_s"]))
 cols = ["mode", "dk", "attention_params", "params", "bleu", "chrf", "bs_mean", "bs_ci", "p_value",
         "train_tok_s", "decode_sent_s"]
-with open(os.path.join(out, "sweep.csv"), "w") as f:
-    f.write(",".join(cols) + "\n")
-    for r in rows:
-        f.write(",".join("" if r[c] is None else str(r[c]) for c in cols) + "\n")
-with open(os.path.join(out, "sweep.md"), "w") as f:
-    f.write(f"Baseline: {points[0]}; paired bootstrap (1000 resamples) mean and 95% interval, "
-            "p-value against the baseline.\n\n")
-    f.write("| mode | D~k | attention params | params | BLEU | chrF | bootstrap BLEU (95%) | p | "
-            "train tok/s | decode sent/s |\n|---|---|---|---|---|---|---|---|---|---|\n")
-    for r in rows:
-        pv = "-" if r["p_value"] is None else f"{r['p_value']:.3f}"
-        f.write(f"| {r['mode']} | {r['dk']} | {r['attention_params']:,} | {r['params']:,} | "
-                f"{r['bleu']:.2f} | {r['chrf']:.2f} | {r['bs_mean']:.2f} ± {r['bs_ci']:.2f} | {pv} | "
-                f"{r['train_tok_s']:.0f} | {r['decode_sent_s']:.1f} |\n")
+
+def write_csv(name, rows, cols):
+    with open(os.path.join(out, name), "w") as f:
+        f.write(",".join(cols) + "\n")
+        for r in rows:
+            f.write(",".join("" if r[c] is None else str(r[c]) for c in cols) + "\n")
+
+def sd(xs):
+    return statistics.stdev(xs) if len(xs) > 1 else 0.0
+
+if not seeds:
+    write_csv("sweep.csv", rows, cols)
+    with open(os.path.join(out, "sweep.md"), "w") as f:
+        f.write(f"Baseline: {points[0]}; paired bootstrap (1000 resamples) mean and 95% interval, "
+                "p-value against the baseline.\n\n")
+        f.write("| mode | D~k | attention params | params | BLEU | chrF | bootstrap BLEU (95%) | p | "
+                "train tok/s | decode sent/s |\n|---|---|---|---|---|---|---|---|---|---|\n")
+        for r in rows:
+            pv = "-" if r["p_value"] is None else f"{r['p_value']:.3f}"
+            f.write(f"| {r['mode']} | {r['dk']} | {r['attention_params']:,} | {r['params']:,} | "
+                    f"{r['bleu']:.2f} | {r['chrf']:.2f} | {r['bs_mean']:.2f} ± {r['bs_ci']:.2f} | {pv} | "
+                    f"{r['train_tok_s']:.0f} | {r['decode_sent_s']:.1f} |\n")
+    points_rows = [dict(r, err=r["bs_ci"]) for r in rows]
+else:
+    write_csv("sweep-seeds.csv", rows, ["seed"] + cols)
+    summary = []
+    for p in points:
+        mode, dk = p.split(":")
+        rs = [r for r in rows if r["mode"] == mode and r["dk"] == int(dk)]
+        bleu, chrf = [r["bleu"] for r in rs], [r["chrf"] for r in rs]
+        summary.append(dict(
+            mode=mode, dk=int(dk), seeds=len(rs), attention_params=rs[0]["attention_params"],
+            params=rs[0]["params"], bleu=statistics.mean(bleu), bleu_sd=sd(bleu),
+            chrf=statistics.mean(chrf), chrf_sd=sd(chrf),
+            bleu_per_seed=";".join(f"{r['bleu']:.2f}" for r in rs),
+            p_per_seed=";".join("" if r["p_value"] is None else f"{r['p_value']:.4f}" for r in rs),
+            train_tok_s=statistics.mean(r["train_tok_s"] for r in rs),
+            decode_sent_s=statistics.mean(r["decode_sent_s"] for r in rs)))
+    write_csv("sweep.csv", summary, ["mode", "dk", "seeds", "attention_params", "params", "bleu",
+                                     "bleu_sd", "chrf", "chrf_sd", "bleu_per_seed", "p_per_seed",
+                                     "train_tok_s", "decode_sent_s"])
+    with open(os.path.join(out, "sweep.md"), "w") as f:
+        f.write(f"Baseline: {points[0]}; seeds {', '.join(seeds)}: BLEU and chrF mean ± sample "
+                "standard deviation over the seeds; per seed, BLEU and the paired bootstrap "
+                "p-value (1000 resamples) against the baseline trained with the same seed.\n\n")
+        f.write("| mode | D~k | attention params | params | BLEU | chrF | BLEU (p) per seed | "
+                "train tok/s | decode sent/s |\n|---|---|---|---|---|---|---|---|---|\n")
+        for s in summary:
+            rs = [r for r in rows if r["mode"] == s["mode"] and r["dk"] == s["dk"]]
+            per = ", ".join(f"{r['seed']}: {r['bleu']:.2f} (" +
+                            ("-" if r["p_value"] is None else f"{r['p_value']:.3f}") + ")" for r in rs)
+            f.write(f"| {s['mode']} | {s['dk']} | {s['attention_params']:,} | {s['params']:,} | "
+                    f"{s['bleu']:.2f} ± {s['bleu_sd']:.2f} | {s['chrf']:.2f} ± {s['chrf_sd']:.2f} | "
+                    f"{per} | {s['train_tok_s']:.0f} | {s['decode_sent_s']:.1f} |\n")
+    points_rows = [dict(s, err=s["bleu_sd"]) for s in summary]
 print(open(os.path.join(out, "sweep.md")).read())
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    print("no sweep.png: matplotlib is not installed (Debian: python3-matplotlib)")
+    sys.exit(0)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 fig, ax = plt.subplots(figsize=(7, 4.5))
 ax2 = ax.twinx()
 for mode, mark, dodge in (("concat", "o", 0.97), ("collab", "s", 1.03)):  # dodge: error bars apart
-    rs = sorted((r for r in rows if r["mode"] == mode), key=lambda r: r["dk"])
+    rs = sorted((r for r in points_rows if r["mode"] == mode), key=lambda r: r["dk"])
     if not rs:
         continue
-    ax.errorbar([r["dk"] * dodge for r in rs], [r["bleu"] for r in rs], yerr=[r["bs_ci"] for r in rs],
-                marker=mark, capsize=3, label=f"{mode} BLEU")
+    ax.errorbar([r["dk"] * dodge for r in rs], [r["bleu"] for r in rs], yerr=[r["err"] for r in rs],
+                marker=mark, capsize=3,
+                label=f"{mode} BLEU" + (f" (mean ± sd, {len(seeds)} seeds)" if seeds else ""))
     ax2.plot([r["dk"] for r in rs], [r["attention_params"] / 1e6 for r in rs], marker=mark, ls="--",
              alpha=0.5, label=f"{mode} attention params")
 ax.set(xscale="log", xlabel="key/query width D~k (concat: D_k)", ylabel="test BLEU")
-ax.set_xticks(sorted({r["dk"] for r in rows}))
+ax.set_xticks(sorted({r["dk"] for r in points_rows}))
 ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
 ax.get_xaxis().set_minor_formatter(matplotlib.ticker.NullFormatter())
 ax2.set_ylabel("attention parameters (M)")

@@ -40,3 +40,14 @@ tiny_corpus() {
         }
     }'
 }
+# cfg.yaml: a tiny model (D 32, 1+1 layers, 2 updates) on tiny_corpus's files, trained into
+# run/; tests change it with --set.
+tiny_config() {
+    cat > cfg.yaml <<YAML
+data: {dir: data, train: [{src: train.en, tgt: train.de}], valid: [{src: valid.en, tgt: valid.de}],
+       vocab_size: 300, spm_input_sentences: 0}
+model: {d_model: 32, heads: 4, ffn: 64, enc_layers: 1, dec_layers: 1}
+train: {run_dir: run, batch_tokens: 300, max_updates: 2, save_freq: 2, valid_freq: 2, threads: 1}
+decode: {max_len_a: 1.2, max_len_b: 4, valid_beam: 1}
+YAML
+}

@@ -45,15 +45,16 @@ static void parse_table(void) {
                                ARGS_OPT_DOUBLE(NULL, "--x", &x), ARGS_OPT_FLAG(NULL, "--flag", &flag)};
     ModelArgs ma = {0};
     char *argv[] = {"t", "--num", "-3", "-s", "abc", "--beam", "4", "--x", "2.5", "--flag",
-                    "-m", "ckpt", "--threads", "2", "--lenpen", "0.7", NULL};
+                    "-m", "ckpt", "--threads", "2", "--lenpen", "0.7", "--model", "b", NULL};
     EXPECT(args_parse("t", count(argv), argv, opts, ARGS_COUNT(opts), &ma, NULL, no_usage),
            "a full command line parses");
     EXPECT(name && !strcmp(name, "abc") && num == -3 && x == 2.5 && flag, "the table's values");
-    EXPECT(ma.model && !strcmp(ma.model, "ckpt") && ma.threads == 2, "-m and --threads");
+    EXPECT(ma.n_models == 2 && !strcmp(ma.models[0], "ckpt") && !strcmp(ma.models[1], "b") &&
+               ma.threads == 2, "-m (twice, in order) and --threads");
     EXPECT(ma.ndecode == 4 && !strcmp(ma.decode_opts[0], "--beam") &&
                !strcmp(ma.decode_opts[3], "0.7"),
            "the decoding options are kept as given (%d)", ma.ndecode);
-    free(ma.decode_opts);
+    free(ma.decode_opts), free(ma.models);
 
     char *help[] = {"t", "--help", "--bogus", NULL};
     EXPECT(parse_status(help) == 3, "--help stops before a later unknown option");

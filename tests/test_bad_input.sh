@@ -8,13 +8,7 @@ NMT=$1
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 
 tiny_corpus 300 250  # a tiny model: made-up words, the target reverses the source
-cat > cfg.yaml <<YAML
-data: {dir: data, train: [{src: train.en, tgt: train.de}], valid: [{src: valid.en, tgt: valid.de}],
-       vocab_size: 300, spm_input_sentences: 0}
-model: {d_model: 32, heads: 4, ffn: 64, enc_layers: 1, dec_layers: 1}
-train: {run_dir: run, batch_tokens: 300, max_updates: 2, save_freq: 2, valid_freq: 2, threads: 1}
-decode: {max_len_a: 1.2, max_len_b: 4, valid_beam: 1}
-YAML
+tiny_config
 "$NMT" train -c cfg.yaml > train.out 2>&1 || { cat train.out; echo "FAIL: training the tiny model"; exit 1; }
 ckpt=run/checkpoint.best
 

@@ -119,7 +119,7 @@ static void check_decode(const Case *k, int beam) {
     int32_t out[B * T];
     int out_len[B];
     float score[B];
-    SearchResult res = {out, T, out_len, score};
+    SearchResult res = {out, T, out_len, score, 1, NULL};
     Ctx c = {&counting, 0, 0, false};
     counted = 0;
     search_batch(&st, &c, &o, src, slen, B, S, &res);

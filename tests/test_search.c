@@ -5,8 +5,11 @@
  *  - batched decoding equals decoding one sentence at a time;
  *  - with a beam wide enough to keep every prefix, beam search returns the exhaustive optimum
  *    under both length penalties (the stopping rule never stops too early);
+ *  - ensembles (of models of different architectures) follow the mean of the models'
+ *    log-probabilities: greedy at every step, and the n best of beam search are the exhaustive n
+ *    best; a model ensembled with a copy of itself is bit-identical to the model alone;
+ *  - the first of the n best is the 1-best, and the n scores are in order;
  *  - a tiny model trained here on a copy task translates held-out sequences perfectly (beam 4). */
-#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -57,6 +60,12 @@ static void random_src(Rng *r, int32_t *src, int len, int V) {
     src[len - 1] = TOKEN_EOS;
 }
 
+/* n random sources (n, S) of 2 to S tokens (incl. EOS) of a vocabulary of 40, from seed. */
+static void random_batch(uint64_t seed, int32_t *src, int *slen, int n, int S) {
+    Rng r = rng_init(seed, 0);
+    for (int s = 0; s < n; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
+}
+
 static void check_incremental(AttentionMode mode, NormPlacement norm) {
     Model m;
     build(&m, mode, norm, 40, 2, 1.0f);
@@ -90,60 +99,21 @@ static void check_incremental(AttentionMode mode, NormPlacement norm) {
     model_free(&m);
 }
 
-static void check_greedy(AttentionMode mode) {
-    Model m;
-    build(&m, mode, NORM_POST, 40, 2, 2.0f);
-    Rng r = rng_init(3, 0);
-    enum { N = 5, S = 6 };
-    int32_t src[N * S] = {0};
-    int slen[N];
-    for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
-    SearchOptions o = {1, 0.6f, true, 1.0f, 3, 0};
-    DecodeState st;
-    decoder(&st, &m, N, 1, S, MAXT);
-    int32_t out[N * MAXT];
-    int len[N];
-    float score[N];
-    SearchResult res = {out, MAXT, len, score};
-    Ctx c = {gemm, 0, 0, false};
-    search_batch(&st, &c, &o, src, slen, N, S, &res);
-    float *z = malloc(sizeof(float) * m.V);
-    for (int s = 0; s < N; s++) {
-        int32_t want[MAXT];
-        int n = 0, max_len = search_max_len(&o, slen[s]);
-        for (int t = 0; t < max_len; t++) {
-            full_logits(&m, src + s * S, slen[s], want, t, z);
-            int best = TOKEN_EOS;
-            for (int v = 0; v < m.V; v++)
-                if (v != TOKEN_PAD && v != TOKEN_BOS && z[v] > z[best]) best = v;
-            if (t + 1 == max_len) best = TOKEN_EOS;
-            if (best == TOKEN_EOS) break;
-            want[n++] = best;
-        }
-        EXPECT(len[s] == n && !memcmp(out + s * MAXT, want, sizeof(int32_t) * n),
-               "%s: beam 1 differs from greedy for sentence %d (lengths %d, %d)",
-               attention_mode_name(mode), s, len[s], n);
-    }
-    free(z);
-    decode_free(&st);
-    model_free(&m);
-}
-
 static void check_batched(AttentionMode mode) {
     Model m;
     build(&m, mode, NORM_PRE, 40, 2, 2.0f);
-    Rng r = rng_init(4, 0);
     enum { N = 6, S = 7, K = 4 };
     int32_t src[N * S] = {0};
     int slen[N];
-    for (int s = 0; s < N; s++) slen[s] = 2 + (int)rng_below(&r, S - 1), random_src(&r, src + s * S, slen[s], 40);
+    random_batch(4, src, slen, N, S);
     SearchOptions o = {K, 0.6f, true, 1.5f, 2, 0};
     DecodeState st;
     decoder(&st, &m, N, K, S, MAXT);
     int32_t out[N * MAXT], one[MAXT];
     int len[N], one_len;
     float score[N], one_score;
-    SearchResult res = {out, MAXT, len, score}, res1 = {one, MAXT, &one_len, &one_score};
+    SearchResult res = {out, MAXT, len, score, 1, NULL},
+                 res1 = {one, MAXT, &one_len, &one_score, 1, NULL};
     Ctx c = {gemm, 0, 0, false};
     search_batch(&st, &c, &o, src, slen, N, S, &res);
     for (int s = 0; s < N; s++) {
@@ -157,37 +127,70 @@ static void check_batched(AttentionMode mode) {
     model_free(&m);
 }
 
-/* Best normalized score over every output of at most max_len tokens (incl. EOS). */
-static double exhaustive(Model *m, const int32_t *src, int slen, int32_t *prefix, int t,
-                         double score, int max_len, const SearchOptions *o, int32_t *best,
-                         int *best_len, double *best_score) {
-    float z[8];
-    full_logits(m, src, slen, prefix, t, z);
-    double mx = -INFINITY, sum = 0;
-    for (int v = 0; v < m->V; v++) mx = fmax(mx, z[v]);
-    for (int v = 0; v < m->V; v++) sum += exp(z[v] - mx);
-    double lse = mx + log(sum);
-    for (int v = 0; v < m->V; v++) {
+/* An output of the search: its tokens (without EOS) and normalized score. */
+typedef struct Output {
+    double score;
+    int len;
+    int32_t tok[MAXT];
+} Output;
+
+/* The next-token log-probabilities (V) after prefix[0..t) of the ensemble models[nm]: the mean
+ * of the models' log-softmax, each from a full decoder pass, in double precision. */
+static void ensemble_logprobs(Model *const *models, int nm, const int32_t *src, int slen,
+                              const int32_t *prefix, int t, double *lp) {
+    const int V = models[0]->V;
+    float *z = malloc(sizeof(float) * V);
+    for (int v = 0; v < V; v++) lp[v] = 0;
+    for (int e = 0; e < nm; e++) {
+        full_logits(models[e], src, slen, prefix, t, z);
+        double mx = -INFINITY, sum = 0;
+        for (int v = 0; v < V; v++) mx = fmax(mx, z[v]);
+        for (int v = 0; v < V; v++) sum += exp(z[v] - mx);
+        for (int v = 0; v < V; v++) lp[v] += (z[v] - mx - log(sum)) / nm;
+    }
+    free(z);
+}
+
+/* Appends every output of at most max_len tokens (incl. EOS) that continues prefix[0..t) (of
+ * log-probability score) to all[*n]. */
+static void enumerate(Model *const *models, int nm, const int32_t *src, int slen, int32_t *prefix,
+                      int t, double score, int max_len, const SearchOptions *o, Output *all,
+                      int *n) {
+    double lp[8];
+    ensemble_logprobs(models, nm, src, slen, prefix, t, lp);
+    for (int v = 0; v < models[0]->V; v++) {
         if (v == TOKEN_PAD || v == TOKEN_BOS) continue;
-        double s = score + z[v] - lse;
-        if (v == TOKEN_EOS || t + 1 == max_len) {
-            if (v != TOKEN_EOS) continue;
-            double lp = o->lenpen == 0 ? 1 : o->gnmt ? pow((5.0 + t + 1) / 6.0, o->lenpen)
-                                                     : pow(t + 1.0, o->lenpen);
-            if (s / lp > *best_score) {
-                *best_score = s / lp, *best_len = t;
-                memcpy(best, prefix, sizeof(int32_t) * t);
-            }
-        } else {
+        double s = score + lp[v];
+        if (v == TOKEN_EOS) {
+            double lpen = o->lenpen == 0 ? 1 : o->gnmt ? pow((5.0 + t + 1) / 6.0, o->lenpen)
+                                                       : pow(t + 1.0, o->lenpen);
+            Output *out = &all[(*n)++];
+            out->score = s / lpen, out->len = t;
+            memcpy(out->tok, prefix, sizeof(int32_t) * t);
+        } else if (t + 1 < max_len) {
             prefix[t] = v;
-            exhaustive(m, src, slen, prefix, t + 1, s, max_len, o, best, best_len, best_score);
+            enumerate(models, nm, src, slen, prefix, t + 1, s, max_len, o, all, n);
         }
     }
-    return *best_score;
+}
+
+static int by_score(const void *a, const void *b) {
+    double x = ((const Output *)a)->score, y = ((const Output *)b)->score;
+    return (x < y) - (x > y);
+}
+
+/* Every output of the ensemble for src, best first; returns how many. */
+static int exhaustive(Model *const *models, int nm, const int32_t *src, int slen, int max_len,
+                      const SearchOptions *o, Output *all) {
+    int32_t prefix[MAXT];
+    int n = 0;
+    enumerate(models, nm, src, slen, prefix, 0, 0.0, max_len, o, all, &n);
+    qsort(all, (size_t)n, sizeof *all, by_score);
+    return n;
 }
 
 static void check_exhaustive(bool gnmt, float alpha) {
-    Model m;
+    Model m, *models[1] = {&m};
     build(&m, ATTENTION_CONCAT, NORM_POST, 6, 1, 0.7f);  // words 1 (UNK), 4, 5 and EOS
     enum { K = 32, S = 3 };
     int32_t src[S] = {4, 5, TOKEN_EOS};
@@ -195,18 +198,150 @@ static void check_exhaustive(bool gnmt, float alpha) {
     SearchOptions o = {K, alpha, gnmt, 0.0f, 5, 0};
     DecodeState st;
     decoder(&st, &m, 1, K, S, MAXT);
-    int32_t out[MAXT], prefix[MAXT], best[MAXT];
-    int len, best_len = -1;
+    int32_t out[MAXT];
+    int len;
     float score;
-    double best_score = -DBL_MAX;
-    SearchResult res = {out, MAXT, &len, &score};
+    static Output all[512];
+    SearchResult res = {out, MAXT, &len, &score, 1, NULL};
     Ctx c = {gemm, 0, 0, false};
     search_batch(&st, &c, &o, src, &slen, 1, S, &res);
-    exhaustive(&m, src, slen, prefix, 0, 0.0, 5, &o, best, &best_len, &best_score);
-    EXPECT(len == best_len && !memcmp(out, best, sizeof(int32_t) * len) &&
-               fabs(score - best_score) < 1e-5,
+    exhaustive(models, 1, src, slen, 5, &o, all);
+    EXPECT(len == all[0].len && !memcmp(out, all[0].tok, sizeof(int32_t) * len) &&
+               fabs(score - all[0].score) < 1e-5,
            "%s %g: beam search found length %d score %g, the optimum is length %d score %g",
-           gnmt ? "gnmt" : "fairseq", alpha, len, score, best_len, best_score);
+           gnmt ? "gnmt" : "fairseq", alpha, len, score, all[0].len, all[0].score);
+    decode_free(&st);
+    model_free(&m);
+}
+
+/* The n best outputs of an ensemble of two models of different architectures (concat post-LN,
+ * collab pre-LN) with a beam that keeps every prefix: exactly the n best of all outputs under
+ * the mean of the two models' log-probabilities, in order; and the search of one of them
+ * with a copy of itself is its search alone, bit for bit. */
+static void check_ensemble_nbest(bool gnmt, float alpha) {
+    Model a, b, *models[2] = {&a, &b};
+    build(&a, ATTENTION_CONCAT, NORM_POST, 5, 1, 0.7f);  // words 1 (UNK), 4 and EOS
+    build(&b, ATTENTION_COLLAB, NORM_PRE, 5, 2, 0.9f);
+    enum { K = 32, S = 3, N = 8, MAX_LEN = 5 };
+    int32_t src[S] = {4, 1, TOKEN_EOS};
+    int slen = S;
+    SearchOptions o = {K, alpha, gnmt, 0.0f, MAX_LEN, 0};
+    DecodeState st[2], *states[2] = {&st[0], &st[1]};
+    decoder(&st[0], &a, 1, K, S, MAXT), decoder(&st[1], &b, 1, K, S, MAXT);
+    int32_t out[N * MAXT];
+    int len[N], count;
+    float score[N];
+    static Output all[512];
+    SearchResult res = {out, MAXT, len, score, N, &count};
+    Ctx c = {gemm, 0, 0, false};
+    search_ensemble(states, 2, &c, &o, src, &slen, 1, S, &res);
+    int n = exhaustive(models, 2, src, slen, MAX_LEN, &o, all);
+    EXPECT(n >= N && count == N, "ensemble: %d hypotheses of %d outputs, %d asked", count, n, N);
+    for (int i = 0; i < N && i < count; i++)
+        EXPECT(len[i] == all[i].len && !memcmp(out + i * MAXT, all[i].tok, sizeof(int32_t) * len[i]) &&
+                   fabs(score[i] - all[i].score) < 1e-5,
+               "ensemble %s %g: hypothesis %d has length %d score %g, the exhaustive one length "
+               "%d score %g", gnmt ? "gnmt" : "fairseq", alpha, i, len[i], score[i], all[i].len,
+               all[i].score);
+    // b with a copy of itself
+    DecodeState twin[2], *pair[2] = {&twin[0], &twin[1]};
+    decoder(&twin[0], &b, 1, K, S, MAXT), decoder(&twin[1], &b, 1, K, S, MAXT);
+    int32_t out2[N * MAXT] = {0};
+    int len2[N], count2;
+    float score2[N];
+    SearchResult res2 = {out2, MAXT, len2, score2, N, &count2};
+    search_ensemble(pair, 2, &c, &o, src, &slen, 1, S, &res2);
+    search_ensemble(&states[1], 1, &c, &o, src, &slen, 1, S, &res);
+    EXPECT(count == count2 && !memcmp(len, len2, sizeof len) && !memcmp(score, score2, sizeof score),
+           "a model with a copy of itself differs from the model alone");
+    for (int i = 0; i < count && i < count2; i++)
+        EXPECT(!memcmp(out + i * MAXT, out2 + i * MAXT, sizeof(int32_t) * len[i]),
+               "a model with a copy of itself: hypothesis %d differs", i);
+    for (int e = 0; e < 2; e++) decode_free(&st[e]), decode_free(&twin[e]);
+    model_free(&a), model_free(&b);
+}
+
+/* Greedy search of the ensemble models[nm] (one model when nm = 1): at every step the argmax of
+ * the mean of the models' log-probabilities, each recomputed by a full decoder pass. */
+static void check_greedy_search(Model *const *models, int nm, uint64_t seed, const char *what) {
+    enum { N = 5, S = 6 };
+    int32_t src[N * S] = {0};
+    int slen[N];
+    random_batch(seed, src, slen, N, S);
+    SearchOptions o = {1, 0.6f, true, 1.0f, 3, 0};
+    DecodeState st[2], *states[2] = {&st[0], &st[1]};
+    for (int e = 0; e < nm; e++) decoder(&st[e], models[e], N, 1, S, MAXT);
+    int32_t out[N * MAXT];
+    int len[N];
+    float score[N];
+    SearchResult res = {out, MAXT, len, score, 1, NULL};
+    Ctx c = {gemm, 0, 0, false};
+    search_ensemble(states, nm, &c, &o, src, slen, N, S, &res);
+    const int V = models[0]->V;
+    double *lp = malloc(sizeof(double) * V);
+    for (int s = 0; s < N; s++) {
+        int32_t want[MAXT];
+        int n = 0, max_len = search_max_len(&o, slen[s]);
+        for (int t = 0; t < max_len; t++) {
+            ensemble_logprobs(models, nm, src + s * S, slen[s], want, t, lp);
+            int best = TOKEN_EOS;
+            for (int v = 0; v < V; v++)
+                if (v != TOKEN_PAD && v != TOKEN_BOS && lp[v] > lp[best]) best = v;
+            if (t + 1 == max_len) best = TOKEN_EOS;
+            if (best == TOKEN_EOS) break;
+            want[n++] = best;
+        }
+        EXPECT(len[s] == n && !memcmp(out + s * MAXT, want, sizeof(int32_t) * n),
+               "%s: beam 1 differs from greedy for sentence %d (lengths %d, %d)", what, s, len[s],
+               n);
+    }
+    free(lp);
+    for (int e = 0; e < nm; e++) decode_free(&st[e]);
+}
+
+static void check_greedy(AttentionMode mode) {
+    Model m, *one[1] = {&m};
+    build(&m, mode, NORM_POST, 40, 2, 2.0f);
+    check_greedy_search(one, 1, 3, attention_mode_name(mode));
+    model_free(&m);
+}
+
+static void check_ensemble_greedy(void) {
+    Model a, b, *models[2] = {&a, &b};
+    build(&a, ATTENTION_COLLAB, NORM_POST, 40, 2, 2.0f);
+    build(&b, ATTENTION_CONCAT, NORM_PRE, 40, 1, 2.0f);
+    check_greedy_search(models, 2, 6, "ensemble of collab post-LN and concat pre-LN");
+    model_free(&a), model_free(&b);
+}
+
+/* With n best kept, the first of a sentence is its 1-best search; the n scores are in order. */
+static void check_nbest_first(void) {
+    Model m;
+    build(&m, ATTENTION_CONCAT, NORM_PRE, 40, 2, 2.0f);
+    enum { N = 6, S = 7, K = 5, NB = 3 };
+    int32_t src[N * S] = {0};
+    int slen[N];
+    random_batch(7, src, slen, N, S);
+    SearchOptions o = {K, 1.0f, false, 1.5f, 2, 0};
+    DecodeState st;
+    decoder(&st, &m, N, K, S, MAXT);
+    int32_t one[N * MAXT], many[N * NB * MAXT];
+    int one_len[N], many_len[N * NB], count[N];
+    float one_score[N], many_score[N * NB];
+    SearchResult res1 = {one, MAXT, one_len, one_score, 1, NULL};
+    SearchResult res = {many, MAXT, many_len, many_score, NB, count};
+    Ctx c = {gemm, 0, 0, false};
+    search_batch(&st, &c, &o, src, slen, N, S, &res1);
+    search_batch(&st, &c, &o, src, slen, N, S, &res);
+    for (int s = 0; s < N; s++) {
+        EXPECT(count[s] == NB, "sentence %d: %d hypotheses, %d asked", s, count[s], NB);
+        EXPECT(many_len[s * NB] == one_len[s] && many_score[s * NB] == one_score[s] &&
+                   !memcmp(many + s * NB * MAXT, one + s * MAXT, sizeof(int32_t) * one_len[s]),
+               "sentence %d: the first of the n best is not the 1-best", s);
+        for (int j = 1; j < count[s]; j++)
+            EXPECT(many_score[s * NB + j] <= many_score[s * NB + j - 1],
+                   "sentence %d: n-best scores out of order at %d", s, j);
+    }
     decode_free(&st);
     model_free(&m);
 }
@@ -262,7 +397,7 @@ static void check_copy_task(void) {
         tl[s] = 3 + (int)rng_below(&r, L - 2);
         random_src(&r, test + s * (L + 1), tl[s], V);
     }
-    SearchResult res = {out, L + 3, len, score};
+    SearchResult res = {out, L + 3, len, score, 1, NULL};
     Ctx eval = {gemm, 0, 0, false};
     search_batch(&st, &eval, &o, test, tl, N, L + 1, &res);
     for (int s = 0; s < N; s++) {
@@ -292,6 +427,10 @@ int main(void) {
     check_exhaustive(true, 0.6f);
     check_exhaustive(false, 1.0f);
     check_exhaustive(false, 0.0f);
+    check_ensemble_nbest(true, 0.6f);
+    check_ensemble_nbest(false, 1.0f);
+    check_ensemble_greedy();
+    check_nbest_first();
     check_copy_task();
     return test_finish();
 }

@@ -129,11 +129,17 @@ const char *const args_model_help =
     "                      export (nmt export: a .safetensors file)\n"
     "  --threads N         OpenMP threads (default: all cores)\n";
 
+const char *const args_ensemble_help =
+    "  -m CKPT -m CKPT ... an ensemble: the models' log-probabilities are averaged at every\n"
+    "                      step; they may differ in architecture but must share one\n"
+    "                      SentencePiece model; decoding follows the first one's decode config\n";
+
 /* A model option at argv[*i] into ma; false for any other. */
 static bool args_model(const char *cmd, ModelArgs *ma, int argc, char **argv, int *i) {
     const char *a = argv[*i];
     if (args_is(a, "-m", "--model")) {
-        ma->model = args_value(cmd, argc, argv, i);
+        ma->models = xrealloc(ma->models, sizeof(char *) * (ma->n_models + 1));
+        ma->models[ma->n_models++] = args_value(cmd, argc, argv, i);
         return true;
     }
     if (args_is(a, NULL, "--threads")) {
@@ -151,13 +157,18 @@ static bool args_model(const char *cmd, ModelArgs *ma, int argc, char **argv, in
     return true;
 }
 
-void args_model_open(const char *cmd, ModelArgs *ma, LoadedModel *lm) {
-    if (!ma->model) args_usage_error(cmd, "-m CHECKPOINT is required");
+int args_models_open(const char *cmd, ModelArgs *ma, LoadedModel **lms) {
+    if (!ma->n_models) args_usage_error(cmd, "-m CHECKPOINT is required");
     if (ma->threads) gemm_set_threads(ma->threads);
-    loaded_model_open(lm, ma->model);
-    for (int j = 0; j < ma->ndecode; j++) args_decode(cmd, &lm->cfg, ma->ndecode, ma->decode_opts, &j);
-    free(ma->decode_opts);
-    ma->decode_opts = NULL, ma->ndecode = 0;
+    int n = ma->n_models;
+    *lms = xmalloc(sizeof(LoadedModel) * n);
+    loaded_models_open(*lms, ma->models, n);
+    for (int e = 0; e < n; e++)
+        for (int j = 0; j < ma->ndecode; j++)
+            args_decode(cmd, &(*lms)[e].cfg, ma->ndecode, ma->decode_opts, &j);
+    free(ma->decode_opts), free(ma->models);
+    ma->decode_opts = NULL, ma->ndecode = 0, ma->models = NULL, ma->n_models = 0;
+    return n;
 }
 
 /* The option of the table at argv[*i], its value stored; false if none has that spelling. */
@@ -201,11 +212,15 @@ bool args_parse(const char *cmd, int argc, char **argv, const ArgsOption *opts, 
     return true;
 }
 
-void args_open_test_set(const char *cmd, ModelArgs *ma, const char *src_path,
-                        const char *ref_path, LoadedModel *lm, char ***src, char ***ref, long *n) {
+int args_open_test_set(const char *cmd, ModelArgs *ma, bool ensemble, const char *src_path,
+                       const char *ref_path, LoadedModel **lms, char ***src, char ***ref,
+                       long *n) {
     if (!src_path || !ref_path) args_usage_error(cmd, "--src and --ref are required");
-    args_model_open(cmd, ma, lm);
+    if (!ensemble && ma->n_models > 1)
+        args_usage_error(cmd, "-m is given %d times; this command takes one model", ma->n_models);
+    int n_models = args_models_open(cmd, ma, lms);
     translator_read_parallel(src_path, ref_path, src, ref, n);
+    return n_models;
 }
 
 void args_subcommand_usage(FILE *out, const SubcommandTable *t) {

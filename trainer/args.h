@@ -23,18 +23,23 @@ double args_double(const char *cmd, const char *opt, const char *text);
  * checks (a bad value is a usage error). */
 extern const char *const args_decode_help;
 
-/* The options of commands that use a trained model: -m CKPT, --threads N and the decoding
- * options, which override the decode config stored in the checkpoint. */
+/* The options of commands that use a trained model: -m CKPT (repeated: an ensemble),
+ * --threads N and the decoding options, which override the decode config stored in the
+ * checkpoint. */
 typedef struct ModelArgs {
-    const char *model;
+    const char **models;  // (n_models) the -m options in order
+    int n_models;
     int threads;
     char **decode_opts;  // the decoding options as given, applied once the model is loaded
     int ndecode;
 } ModelArgs;
 struct LoadedModel;
-/* Opens the checkpoint (-m is required), applies --threads and the decoding options. */
-void args_model_open(const char *cmd, ModelArgs *ma, struct LoadedModel *lm);
+/* Opens every -m (at least one; several are an ensemble: loaded_models_open) into *lms
+ * (malloc'd), applies --threads and the decoding options to each and returns how many. */
+int args_models_open(const char *cmd, ModelArgs *ma, struct LoadedModel **lms);
 extern const char *const args_model_help;
+/* The help lines of commands that take several -m (an ensemble), after args_model_help. */
+extern const char *const args_ensemble_help;
 
 /* One option of a command's table: its spellings and where its value goes. */
 typedef enum ArgsKind { ARGS_STRING, ARGS_INT, ARGS_DOUBLE, ARGS_FLAG } ArgsKind;
@@ -69,11 +74,12 @@ bool args_config_only(const char *cmd, struct Config *cfg, int argc, char **argv
 void args_config_finish(const char *cmd, struct Config *cfg);
 
 /* For commands that run a model on a test set: a usage error unless --src and --ref were both
- * given, then opens the model (args_model_open) and reads the two parallel files
- * (translator_read_parallel: *n records each). */
-void args_open_test_set(const char *cmd, ModelArgs *ma, const char *src_path,
-                        const char *ref_path, struct LoadedModel *lm, char ***src, char ***ref,
-                        long *n);
+ * given, then opens the models into *lms (malloc'd; several -m only with `ensemble`, else a
+ * usage error) and reads the two parallel files (translator_read_parallel: *n records each).
+ * Returns the number of models. */
+int args_open_test_set(const char *cmd, ModelArgs *ma, bool ensemble, const char *src_path,
+                       const char *ref_path, struct LoadedModel **lms, char ***src, char ***ref,
+                       long *n);
 
 /* `<prog> <name> [args]` over a table of subcommands. */
 typedef struct Subcommand {

@@ -1,20 +1,25 @@
 /* average.c: checkpoint averaging (average.h), the sum in double precision. */
 #include "average.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "checkpoint.h"
+#include "loaded_model.h"
 #include "params.h"
+#include "paths.h"
 #include "status.h"
+#include "strbuf.h"
 
 /* Adds the tensors of checkpoint c (input k) to sum, read through pt. 0, or -1 (status_fail).
  * Its SentencePiece model must be the first's: the rows of the embedding are token ids of it. */
 static int add_checkpoint(const Checkpoint *c, const Checkpoint *first, const char *const *inputs,
                           int k, ParamTable *pt, double *sum) {
-    if (c->spm_len != first->spm_len || (c->spm_len && memcmp(c->spm, first->spm, c->spm_len)))
+    if (!checkpoint_same_spm(c, first))
         return status_fail("%s and %s were trained with different SentencePiece models (%zu and "
                            "%zu bytes): the same token id means another piece in each, so their "
                            "parameters cannot be averaged",
@@ -60,4 +65,44 @@ int checkpoint_average(const char *const *inputs, int n, const char *output, siz
     params_free(&pt);
     checkpoint_free(&first);
     return rc;
+}
+
+static int oldest_first(const void *a, const void *b) {
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+char **checkpoint_last_paths(const char *run_dir, int n) {
+    DIR *d = opendir(run_dir);
+    if (!d) return status_fail("cannot read run directory '%s': %s", run_dir, strerror(errno)), NULL;
+    long *updates = NULL;  // (count) the N of every checkpoint.uN
+    int count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        long u;
+        char extra;
+        if (sscanf(e->d_name, "checkpoint.u%ld%c", &u, &extra) == 1 && u >= 0) {
+            updates = xrealloc(updates, sizeof *updates * (size_t)(count + 1));
+            updates[count++] = u;
+        }
+    }
+    closedir(d);
+    qsort(updates, (size_t)count, sizeof *updates, oldest_first);
+    char **paths = NULL;
+    if (count < n) {
+        StrBuf have = {0};
+        for (int i = 0; i < count; i++) strbuf_addf(&have, "%s u%ld", i ? "," : ":", updates[i]);
+        status_fail("%s holds %d checkpoint.uN%s, fewer than the %d asked (train.save_freq "
+                    "writes them, train.keep_checkpoints keeps the newest)", run_dir, count,
+                    have.len ? have.s : "", n);
+        strbuf_free(&have);
+    } else {
+        paths = xmalloc(sizeof(char *) * (size_t)n);
+        for (int i = 0; i < n; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "checkpoint.u%ld", updates[count - n + i]);
+            paths[i] = path_join(run_dir, name);
+        }
+    }
+    free(updates);
+    return paths;
 }

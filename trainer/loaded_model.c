@@ -1,6 +1,7 @@
 /* loaded_model.c: opening checkpoints for use (loaded_model.h). */
 #include "loaded_model.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -36,12 +37,27 @@ void checkpoint_params_close(CheckpointParams *cp) {
 
 void loaded_model_open(LoadedModel *lm, const char *path) {
     memset(lm, 0, sizeof *lm);
+    lm->path = path;
     open_with_config(&lm->ck, &lm->cfg, path);
     CHECK(lm->ck.spm, "%s has no SentencePiece model", path);
     if (spm_load_bytes(&lm->spm, lm->ck.spm, lm->ck.spm_len))
         FATAL("%s: the embedded SentencePiece model: %s", path, status_message());
     model_build(&lm->m, &lm->cfg.model, spm_vocab_size(lm->spm));
     if (checkpoint_restore(&lm->ck, &lm->m.params, false)) FATAL("%s: %s", path, status_message());
+}
+
+bool checkpoint_same_spm(const Checkpoint *a, const Checkpoint *b) {
+    return a->spm_len == b->spm_len && (!a->spm_len || !memcmp(a->spm, b->spm, a->spm_len));
+}
+
+void loaded_models_open(LoadedModel *lms, const char *const *paths, int n) {
+    for (int e = 0; e < n; e++) {
+        loaded_model_open(&lms[e], paths[e]);
+        if (!checkpoint_same_spm(&lms[e].ck, &lms[0].ck))
+            FATAL("%s and %s have different SentencePiece models (%zu and %zu bytes): the same "
+                  "token id means another piece in each, so they cannot be ensembled",
+                  paths[0], paths[e], lms[0].ck.spm_len, lms[e].ck.spm_len);
+    }
 }
 
 void loaded_model_close(LoadedModel *lm) {
@@ -57,12 +73,15 @@ Ctx loaded_model_ctx(const LoadedModel *lm) {
     return c;
 }
 
-char **loaded_model_translate(LoadedModel *lm, const Ctx *c, char *const *lines, long n,
-                              const char *what, long *tokens) {
-    const DecodeConfig *dc = &lm->cfg.decode;
-    SearchOptions o = translator_options(dc, dc->beam);
-    return translate_lines(&lm->m, lm->spm, c, &o, dc->batch_tokens, dc->max_src_len, lines, n,
-                           what, true, tokens);
+void loaded_model_translate(LoadedModel *lms, int n_models, const Ctx *c, char *const *lines,
+                            long n, const char *what, int nbest, Translations *out) {
+    const DecodeConfig *dc = &lms[0].cfg.decode;
+    Model **models = xmalloc(sizeof(Model *) * n_models);
+    for (int e = 0; e < n_models; e++) models[e] = &lms[e].m;
+    TranslateJob job = {models, n_models, lms[0].spm, translator_options(dc, dc->beam), nbest,
+                        dc->batch_tokens, dc->max_src_len, true};
+    translate_lines(&job, c, lines, n, what, out);
+    free(models);
 }
 
 size_t loaded_model_attention_params(const LoadedModel *lm) {

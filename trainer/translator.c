@@ -54,14 +54,22 @@ void translator_needs(const SearchOptions *o, int batch_tokens, int max_src, int
 
 void translator_init(Translator *t, Model *m, const SpmModel *spm, const SearchOptions *o,
                      int batch_tokens, int max_src) {
+    translator_init_ensemble(t, &m, 1, spm, o, batch_tokens, max_src);
+}
+
+void translator_init_ensemble(Translator *t, Model *const *models, int n, const SpmModel *spm,
+                              const SearchOptions *o, int batch_tokens, int max_src) {
     memset(t, 0, sizeof *t);
-    t->m = m, t->spm = spm, t->opt = *o, t->batch_tokens = batch_tokens, t->max_src = max_src;
+    t->spm = spm, t->opt = *o, t->batch_tokens = batch_tokens, t->max_src = max_src;
+    t->n_models = n;
+    t->st = xcalloc((size_t)n, sizeof(DecodeState));
     DecodeCapacity cap = capacity(o, batch_tokens, max_src);
-    decode_init(&t->st, m, &cap);
+    for (int e = 0; e < n; e++) decode_init(&t->st[e], models[e], &cap);
 }
 
 void translator_free(Translator *t) {
-    decode_free(&t->st);
+    for (int e = 0; e < t->n_models; e++) decode_free(&t->st[e]);
+    free(t->st);
     memset(t, 0, sizeof *t);
 }
 
@@ -77,11 +85,24 @@ void translator_sort_by_length(ByLength *v, long n) {
 
 void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
                         const int *src_len, long n, int32_t **out, int *out_len) {
+    translator_run_nbest(t, c, src, src_len, n, 1, out, out_len, NULL, NULL);
+}
+
+void translator_run_nbest(Translator *t, const Ctx *c, const int32_t *const *src,
+                          const int *src_len, long n, int nbest, int32_t **out, int *out_len,
+                          float *score, int *count) {
     const SearchOptions *o = &t->opt;
+    const DecodeState *st0 = &t->st[0];
+    CHECK(nbest >= 1 && nbest <= o->beam, "%d best translations asked of a beam of %d", nbest,
+          o->beam);
     ByLength *order = xmalloc(sizeof(ByLength) * (n ? n : 1));
     long m = 0;
     for (long i = 0; i < n; i++) {
-        out[i] = NULL, out_len[i] = 0;
+        for (int j = 0; j < nbest; j++) {
+            out[i * nbest + j] = NULL, out_len[i * nbest + j] = 0;
+            if (score) score[i * nbest + j] = 0.0f;
+        }
+        if (count) count[i] = 1;  // an empty source: one empty output
         if (src_len[i] > 0) {
             CHECK(src_len[i] + 1 <= t->max_src, "source %ld has %d tokens; the translator was "
                   "sized for %d", i, src_len[i], t->max_src - 1);
@@ -89,20 +110,23 @@ void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
         }
     }
     translator_sort_by_length(order, m);
-    int32_t *batch = xmalloc(sizeof(int32_t) * (size_t)t->st.cap.src_tokens);
-    int *lens = xmalloc(sizeof(int) * MAX_BATCH_SENTENCES);
-    int stride = t->st.cap.max_len;
-    int32_t *hyp = xmalloc(sizeof(int32_t) * MAX_BATCH_SENTENCES * stride);
-    int *hyp_len = xmalloc(sizeof(int) * MAX_BATCH_SENTENCES);
-    float *score = xmalloc(sizeof(float) * MAX_BATCH_SENTENCES);
-    SearchResult res = {hyp, stride, hyp_len, score};
+    int32_t *batch = xmalloc(sizeof(int32_t) * (size_t)st0->cap.src_tokens);  // (B, S)
+    int *lens = xmalloc(sizeof(int) * MAX_BATCH_SENTENCES);                     // (B)
+    int stride = st0->cap.max_len;
+    int32_t *hyp = xmalloc(sizeof(int32_t) * MAX_BATCH_SENTENCES * nbest * stride);  // (B, nbest, stride)
+    int *hyp_len = xmalloc(sizeof(int) * MAX_BATCH_SENTENCES * nbest);               // (B, nbest)
+    float *hyp_score = xmalloc(sizeof(float) * MAX_BATCH_SENTENCES * nbest);         // (B, nbest)
+    int *found = xmalloc(sizeof(int) * MAX_BATCH_SENTENCES);                          // (B)
+    SearchResult res = {hyp, stride, hyp_len, hyp_score, nbest, found};
+    DecodeState **states = xmalloc(sizeof(DecodeState *) * t->n_models);
+    for (int e = 0; e < t->n_models; e++) states[e] = &t->st[e];
     Progress bar = progress_start("[translate]", "sentences");
     for (long first = 0; first < m;) {
         // the longest run of sentences (sorted by length) that fits the decoder
         long end = first + 1;
         while (end < m) {
             int S = order[end].len, B = (int)(end + 1 - first);
-            if (!decode_fits(&t->st, B, S, search_max_len(o, S)) || (long)B * S > t->batch_tokens)
+            if (!decode_fits(st0, B, S, search_max_len(o, S)) || (long)B * S > t->batch_tokens)
                 break;
             end++;
         }
@@ -114,18 +138,25 @@ void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
             batch[(size_t)b * S + src_len[i]] = TOKEN_EOS;
             lens[b] = src_len[i] + 1;
         }
-        search_batch(&t->st, c, o, batch, lens, B, S, &res);
+        search_ensemble(states, t->n_models, c, o, batch, lens, B, S, &res);
         for (int b = 0; b < B; b++) {
             long i = order[first + b].index;
-            out_len[i] = hyp_len[b];
-            out[i] = xmalloc(sizeof(int32_t) * (hyp_len[b] ? hyp_len[b] : 1));
-            memcpy(out[i], hyp + (size_t)b * stride, sizeof(int32_t) * hyp_len[b]);
+            if (count) count[i] = found[b];
+            for (int j = 0; j < found[b]; j++) {
+                int l = hyp_len[b * nbest + j];
+                out_len[i * nbest + j] = l;
+                out[i * nbest + j] = xmalloc(sizeof(int32_t) * (l ? l : 1));
+                memcpy(out[i * nbest + j], hyp + ((size_t)b * nbest + j) * stride,
+                       sizeof(int32_t) * l);
+                if (score) score[i * nbest + j] = hyp_score[b * nbest + j];
+            }
         }
         first = end;
         if (t->progress) progress_tick(&bar, first, m);
     }
     if (t->progress) progress_end(&bar);
-    free(order), free(batch), free(lens), free(hyp), free(hyp_len), free(score);
+    free(order), free(batch), free(lens), free(hyp), free(hyp_len), free(hyp_score), free(found);
+    free(states);
 }
 
 void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t **ids, int *len,
@@ -155,39 +186,50 @@ char *translator_decode(const SpmModel *spm, const int32_t *ids, int n) {
     return text;
 }
 
-char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const SearchOptions *o,
-                       int batch_tokens, int max_src_len, char *const *lines, long n,
-                       const char *what, bool progress, long *tokens) {
+void translate_lines(const TranslateJob *job, const Ctx *c, char *const *lines, long n,
+                     const char *what, Translations *tr) {
+    const int N = job->nbest;
     size_t cnt = (size_t)(n ? n : 1);
-    int32_t **ids = xmalloc(sizeof(int32_t *) * cnt), **out = xmalloc(sizeof(int32_t *) * cnt);
-    int *len = xmalloc(sizeof(int) * cnt), *out_len = xmalloc(sizeof(int) * cnt);
-    translator_encode(spm, lines, n, ids, len, what);
+    int32_t **ids = xmalloc(sizeof(int32_t *) * cnt), **out = xmalloc(sizeof(int32_t *) * cnt * N);
+    int *len = xmalloc(sizeof(int) * cnt), *out_len = xmalloc(sizeof(int) * cnt * N);
+    translator_encode(job->spm, lines, n, ids, len, what);
     int max_src = 1, plan_tokens, plan_len;
     for (long i = 0; i < n; i++) {
-        if (len[i] > max_src_len) {
+        if (len[i] > job->max_src_len) {
             fprintf(stderr, "[translate] warning: %s: line %ld has %d tokens; translating its "
-                    "first %d (decode.max_src_len)\n", what, i + 1, len[i], max_src_len);
-            len[i] = max_src_len;
+                    "first %d (decode.max_src_len)\n", what, i + 1, len[i], job->max_src_len);
+            len[i] = job->max_src_len;
         }
         max_src = len[i] + 1 > max_src ? len[i] + 1 : max_src;
     }
-    translator_needs(o, batch_tokens, max_src, &plan_tokens, &plan_len);
-    model_plan(m, plan_tokens, plan_len);
+    translator_needs(&job->opt, job->batch_tokens, max_src, &plan_tokens, &plan_len);
+    for (int e = 0; e < job->n_models; e++) model_plan(job->models[e], plan_tokens, plan_len);
     Translator t;
-    translator_init(&t, m, spm, o, batch_tokens, max_src);
-    t.progress = progress;
-    translator_run_ids(&t, c, (const int32_t *const *)ids, len, n, out, out_len);
-    char **text = xmalloc(sizeof(char *) * cnt);
-    long generated = 0;
+    translator_init_ensemble(&t, job->models, job->n_models, job->spm, &job->opt,
+                             job->batch_tokens, max_src);
+    t.progress = job->progress;
+    tr->n = n, tr->nbest = N, tr->tokens = 0;
+    tr->text = xcalloc(cnt * N, sizeof(char *));
+    tr->score = xmalloc(sizeof(float) * cnt * N);
+    tr->count = xmalloc(sizeof(int) * cnt);
+    translator_run_nbest(&t, c, (const int32_t *const *)ids, len, n, N, out, out_len, tr->score,
+                         tr->count);
     for (long i = 0; i < n; i++) {
-        text[i] = translator_decode(spm, out[i], out_len[i]);
-        generated += out_len[i];
-        free(ids[i]), free(out[i]);
+        for (int j = 0; j < tr->count[i]; j++) {
+            tr->text[i * N + j] = translator_decode(job->spm, out[i * N + j], out_len[i * N + j]);
+            free(out[i * N + j]);
+        }
+        tr->tokens += out_len[i * N];
+        free(ids[i]);
     }
-    if (tokens) *tokens = generated;
     translator_free(&t);
     free(ids), free(out), free(len), free(out_len);
-    return text;
+}
+
+void translations_free(Translations *tr) {
+    for (long i = 0; i < tr->n * tr->nbest; i++) free(tr->text[i]);
+    free(tr->text), free(tr->score), free(tr->count);
+    memset(tr, 0, sizeof *tr);
 }
 
 char **translator_read_lines(const char *path, long *n) {

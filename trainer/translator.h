@@ -1,8 +1,9 @@
-/* translator.h: translation of many sentences with a trained model: the sources are sorted by
- * length and cut into batches that fit the decoder's capacity (decode.h), searched (search.h)
- * and written back in input order. Text goes in raw (normalized as `prepare` normalizes corpora,
- * then SentencePiece-encoded) and comes out detokenized. Used by `nmt translate`, `nmt eval`
- * and validation during training. */
+/* translator.h: translation of many sentences with a trained model or an ensemble of models
+ * (one decoder state each): the sources are sorted by length and cut into batches that fit the
+ * decoders' capacity (decode.h), searched (search.h) and written back in input order, the best
+ * hypothesis or the n best of each. Text goes in raw (normalized as `prepare` normalizes
+ * corpora, then SentencePiece-encoded) and comes out detokenized. Used by `nmt translate`,
+ * `nmt eval` and validation during training. */
 #ifndef NMT_TRANSLATOR_H
 #define NMT_TRANSLATOR_H
 
@@ -15,12 +16,12 @@
 #include "spm.h"
 
 typedef struct Translator {
-    Model *m;
     const SpmModel *spm;
     SearchOptions opt;
     int batch_tokens;  // source tokens per batch
-    int max_src;       // longest source the decoder state was sized for
-    DecodeState st;
+    int max_src;       // longest source the decoder states were sized for
+    int n_models;      // more than 1: an ensemble (search_ensemble)
+    DecodeState *st;   // (n_models) one decoder state per model, of one capacity
     bool progress;     // report on stderr
 } Translator;
 
@@ -39,22 +40,53 @@ SearchOptions translator_options(const DecodeConfig *dc, int beam);
 void translator_needs(const SearchOptions *o, int batch_tokens, int max_src, int *plan_tokens,
                       int *plan_len);
 
+/* A translator with one model (each model must be planned: translator_needs, model_plan). */
 void translator_init(Translator *t, Model *m, const SpmModel *spm, const SearchOptions *o,
                      int batch_tokens, int max_src);
+/* A translator with an ensemble of n models of the vocabulary of spm. */
+void translator_init_ensemble(Translator *t, Model *const *models, int n, const SpmModel *spm,
+                              const SearchOptions *o, int batch_tokens, int max_src);
 void translator_free(Translator *t);
 
 /* Translates n sources given as ids (without EOS; NULL or length 0 = empty output).
  * out[i] receives malloc'd ids (without EOS) and out_len[i] their count. */
 void translator_run_ids(Translator *t, const Ctx *c, const int32_t *const *src,
                         const int *src_len, long n, int32_t **out, int *out_len);
+/* The nbest (<= beam) best hypotheses of each source, best first: out[i * nbest + j] (malloc'd
+ * ids, without EOS), out_len and score (normalized; may be NULL) likewise, for j < count[i]
+ * (the hypotheses found: nbest but for degenerate searches, 1 for an empty source, whose only
+ * output is empty: NULL, length 0, score 0); entries past count[i] are NULL. */
+void translator_run_nbest(Translator *t, const Ctx *c, const int32_t *const *src,
+                          const int *src_len, long n, int nbest, int32_t **out, int *out_len,
+                          float *score, int *count);
+
+/* What translate_lines runs. */
+typedef struct TranslateJob {
+    Model *const *models;  // (n_models) an ensemble when n_models > 1
+    int n_models;
+    const SpmModel *spm;   // the vocabulary of every model
+    SearchOptions opt;
+    int nbest;             // hypotheses per line, 1 <= nbest <= opt.beam
+    int batch_tokens;      // source tokens per batch
+    int max_src_len;       // longer lines are cut to their first max_src_len tokens
+    bool progress;         // report on stderr
+} TranslateJob;
+/* Translations of n lines: text[i * nbest + j] for j < count[i], best first. */
+typedef struct Translations {
+    long n;
+    int nbest;
+    char **text;   // (n, nbest) malloc'd detokenized hypotheses; NULL past count[i]
+    float *score;  // (n, nbest) their normalized scores
+    int *count;    // (n)
+    long tokens;   // tokens of the best hypotheses
+} Translations;
 /* The whole job for raw text: encodes the lines, cuts each to its first max_src_len tokens
- * (with a warning on stderr naming `what`, the input, and the line), plans the model's memory
- * for them (so it is bounded by batch_tokens and max_src_len, never by the input), translates
- * and returns n malloc'd detokenized lines (an empty line for an empty input line). Reports the
- * generated tokens in *tokens when not NULL. */
-char **translate_lines(Model *m, const SpmModel *spm, const Ctx *c, const SearchOptions *o,
-                       int batch_tokens, int max_src_len, char *const *lines, long n,
-                       const char *what, bool progress, long *tokens);
+ * (with a warning on stderr naming `what`, the input, and the line), plans every model's memory
+ * for them (so it is bounded by batch_tokens and max_src_len, never by the input) and translates
+ * (an empty line gives one empty hypothesis). */
+void translate_lines(const TranslateJob *job, const Ctx *c, char *const *lines, long n,
+                     const char *what, Translations *out);
+void translations_free(Translations *tr);
 /* Encodes raw lines as `prepare` does (normalize, SentencePiece); fatal on invalid UTF-8. */
 void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t **ids, int *len,
                        const char *what);

@@ -66,7 +66,7 @@ int bench_decode(int argc, char **argv) {
         int32_t *out = xmalloc(sizeof(int32_t) * batch * (len + 1));
         int *out_len = xmalloc(sizeof(int) * batch);
         float *score = xmalloc(sizeof(float) * batch);
-        SearchResult res = {out, len + 1, out_len, score};
+        SearchResult res = {out, len + 1, out_len, score, 1, NULL};
         search_batch(&st, &c, &o, src, src_len, batch < 8 ? batch : 8, len, &res);  // warm-up
         double t0 = now_seconds();
         long tokens = 0;

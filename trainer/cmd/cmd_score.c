@@ -38,14 +38,14 @@ int cmd_score(int argc, char **argv) {
                                ARGS_OPT_STRING(NULL, "--ref", &ref_path),
                                ARGS_OPT_FLAG(NULL, "--json", &json)};
     if (!args_parse(cmd, argc, argv, opts, ARGS_COUNT(opts), &ma, NULL, usage)) return 0;
-    LoadedModel lm;
+    LoadedModel *lm;
     long n;
     char **src, **ref;
-    args_open_test_set(cmd, &ma, src_path, ref_path, &lm, &src, &ref, &n);
+    args_open_test_set(cmd, &ma, false, src_path, ref_path, &lm, &src, &ref, &n);
     double *logp = xmalloc(sizeof(double) * (size_t)(n ? n : 1));  // (n)
     int *tokens = xmalloc(sizeof(int) * (size_t)(n ? n : 1));      // (n)
     ScoreTokens detail;
-    ScoreTotal total = score_lines(&lm, src, ref, n, src_path, ref_path, logp, tokens,
+    ScoreTotal total = score_lines(lm, src, ref, n, src_path, ref_path, logp, tokens,
                                    json ? &detail : NULL);
     double nll = total.tokens ? -total.logp / total.tokens : 0;
     for (long i = 0; i < n && !json; i++) printf("%.6f\t%d\n", logp[i], tokens[i]);
@@ -66,6 +66,7 @@ int cmd_score(int argc, char **argv) {
             n, total.tokens, nll, exp(nll));
     free(logp), free(tokens);
     file_free_lines(src, n), file_free_lines(ref, n);
-    loaded_model_close(&lm);
+    loaded_model_close(lm);
+    free(lm);
     return 0;
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# test_sweep.sh NMT: scripts/sweep-dk.sh on tiny runs of 10 updates: without --seeds one run per
+# point and the table as before; with --seeds one run per point and seed (train.seed), per point
+# the mean and standard deviation over the seeds, the paired bootstrap of each seed against the
+# baseline of that seed, and finished runs reused when it runs again.
+set -uo pipefail
+NMT=$1
+sweep="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/sweep-dk.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
+
+tiny_corpus 200 170
+tiny_config
+args=(-c cfg.yaml --concat 32 --collab 16 --src valid.en --ref valid.de --set decode.beam=2
+      --set train.max_updates=10 --set train.save_freq=10 --set train.valid_freq=10
+      --set train.lr=0.003 --set train.warmup=5)
+NMT=$NMT bash "$sweep" "${args[@]}" --out one > one.out 2>&1 || { cat one.out; echo "FAIL: sweep"; }
+check "without --seeds: one run per point" test -f one/concat-32/eval.json -a -f one/collab-16/eval.json
+check "without --seeds: the table as before" grep -q '^| collab | 16 | .* | [0-9.]* ± [0-9.]* | [0-9.]* |' one/sweep.md
+
+NMT=$NMT bash "$sweep" "${args[@]}" --seeds 1,2 --out seeds > seeds.out 2>&1 ||
+    { cat seeds.out; echo "FAIL: sweep --seeds"; }
+for run in concat-32-seed1 concat-32-seed2 collab-16-seed1 collab-16-seed2; do
+    check "--seeds: $run evaluated" test -f seeds/$run/eval.json
+done
+check "--seeds: train.seed set per run" grep -q "seed: 2" seeds/collab-16-seed2/config.yaml
+check "--seeds: a paired bootstrap per seed" test -f seeds/paired-seed1.json -a -f seeds/paired-seed2.json
+check "--seeds: every run in sweep-seeds.csv" test "$(grep -c '^[12],' seeds/sweep-seeds.csv)" -eq 4
+# the summary's mean and sample standard deviation are those of the per-seed BLEU and chrF
+for col in bleu chrf; do
+    awk -F, -v col=$col 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $2 == "collab" { x[++n] = $c[col] } END {
+        m = (x[1] + x[2]) / 2; printf "%.4f %.4f\n", m, sqrt((x[1] - m)^2 + (x[2] - m)^2) }' \
+        seeds/sweep-seeds.csv > want.txt
+    awk -F, -v col=$col 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $1 == "collab" { printf "%.4f %.4f\n", $c[col], $c[col "_sd"] }' seeds/sweep.csv > got.txt
+    check "--seeds: $col mean and sd over the seeds ($(cat got.txt), want $(cat want.txt))" cmp -s got.txt want.txt
+done
+# each seed's p-value is its paired bootstrap against the baseline of the same seed
+for seed in 1 2; do
+    "$NMT" bleu valid.de -i seeds/concat-32-seed$seed/test.hyp seeds/collab-16-seed$seed/test.hyp \
+        --paired-bs -m bleu -f json > p$seed.json 2>/dev/null
+    p=$(/usr/bin/python3 -c "import json,sys; print('%.4f' % json.load(open(sys.argv[1]))[1]['BLEU']['p_value'])" p$seed.json)
+    check "--seeds: seed $seed's p-value against its own baseline ($p)" \
+        grep -q "^collab,16,.*,\([0-9.;]*;\)\?$p\(;[0-9.]*\)\?," seeds/sweep.csv
+done
+check "--seeds: mean ± sd in the table" grep -q '^| collab | 16 | .* | [0-9.]* ± [0-9.]* | [0-9.]* ± [0-9.]* | 1: ' seeds/sweep.md
+if /usr/bin/python3 -c "import matplotlib" 2> /dev/null; then
+    check "--seeds: the plot" test -s seeds/sweep.png
+fi
+NMT=$NMT bash "$sweep" "${args[@]}" --seeds 1,2 --out seeds > again.out 2>&1
+check "--seeds: finished runs are reused" test "$(grep -c ': done$' again.out)" -eq 4 -a \
+    "$(grep -c 'training in' again.out)" -eq 0
+expect 2 "--seeds takes integers" bash "$sweep" "${args[@]}" --seeds 1,x
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
