@@ -1,7 +1,8 @@
 /* test_spm.c: the SentencePiece shim on a small synthetic corpus: training (unigram and BPE),
  * the project's special ids, encode/decode round trips including characters never seen in
  * training (byte fallback), sampled encodings, vocabulary queries, loading from a file and from
- * bytes, thread-safe parallel encoding, and error returns instead of exceptions. */
+ * bytes, thread-safe parallel encoding, error returns instead of exceptions, and hypotheses of
+ * byte pieces detokenized to one line of valid UTF-8 (translator_decode). */
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "spm.h"
 #include "status.h"
 #include "test_files.h"
+#include "translator.h"
 #include "test_util.h"
 
 enum { NSENT = 3000 };
@@ -121,6 +123,15 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
     EXPECT(has_byte_piece, "%s: unseen characters should use byte pieces", type);
     expect_round_trip(m, "", &ids);
     EXPECT(ids.n == 0, "the empty string encodes to %d ids", ids.n);
+
+    // A hypothesis of byte pieces is still one line of valid UTF-8 (translator_decode): line
+    // breaks and NUL become spaces, a byte that starts no valid sequence U+FFFD.
+    const char *pieces[] = {"<0x61>", "<0x0A>", "<0x62>", "<0xC3>", "<0x0D>", "<0x00>", "<0x63>"};
+    int32_t hyp[7];
+    for (int i = 0; i < 7; i++) hyp[i] = spm_piece_to_id(m, pieces[i]);
+    char *line = translator_decode(m, hyp, 7);
+    EXPECT(!strcmp(line, "a b\xEF\xBF\xBD  c"), "%s: byte pieces decode to [%s]", type, line);
+    free(line);
 
     // BOS/EOS/PAD decode to nothing.
     expect_round_trip(m, c->sent[7], &ids);

@@ -12,6 +12,7 @@
 #include "files.h"
 #include "status.h"
 #include "text.h"
+#include "utf8.h"
 
 enum { MAX_BATCH_SENTENCES = 256 };
 
@@ -183,7 +184,23 @@ char *translator_decode(const SpmModel *spm, const int32_t *ids, int n) {
     size_t len;
     CHECK(spm_decode(spm, ids, n, &text, &len) == 0, "decoding a hypothesis: %s",
           status_message());
-    return text;
+    // one line of valid UTF-8, whatever byte pieces the model chose
+    char *line = xmalloc(3 * len + 1);  // (3 len + 1) at worst every byte becomes U+FFFD
+    size_t out = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        int k = utf8_next(text + i, len - i, &cp);
+        if (k == 0) {
+            memcpy(line + out, "\xEF\xBF\xBD", 3), out += 3, i++;
+        } else if (cp == '\n' || cp == '\r' || cp == 0) {
+            line[out++] = ' ', i++;
+        } else {
+            memcpy(line + out, text + i, (size_t)k), out += (size_t)k, i += (size_t)k;
+        }
+    }
+    line[out] = 0;
+    free(text);
+    return line;
 }
 
 void translate_lines(const TranslateJob *job, const Ctx *c, char *const *lines, long n,

@@ -98,7 +98,9 @@ char **translator_read_lines(const char *path, long *n);
 /* Two parallel files; their record counts must agree (fatal, naming both, otherwise). */
 void translator_read_parallel(const char *src_path, const char *ref_path, char ***src,
                               char ***ref, long *n);
-/* Detokenized text of ids. */
+/* Detokenized text of ids as one line of valid UTF-8: a byte piece that forms no valid sequence
+ * becomes U+FFFD, and line breaks and NULs (byte pieces an undertrained model may emit) spaces,
+ * so an output file keeps one line per input. */
 char *translator_decode(const SpmModel *spm, const int32_t *ids, int n);
 
 #endif
