@@ -21,6 +21,7 @@ expect 2 "dupkey.yaml:3: duplicate key 'model.heads' (already set at line 2)" "$
 printf 'model:\n  heads: 4\ntrain:\n  lr: 0.1\nmodel:\n  ffn: 64\n' > dupsec.yaml
 expect 2 "dupsec.yaml:5: duplicate section 'model' (already at line 1)" "$NMT" train -c dupsec.yaml
 expect 2 "nmt train: no config given (-c FILE)" "$NMT" train
+expect 2 "nmt prepare: no config given (-c FILE)" "$NMT" prepare --set data.dir=d
 # run directories and checkpoints of the wrong kind
 echo x > afile
 expect 1 "train.run_dir afile is not a directory" "$NMT" train -c cfg.yaml --set train.run_dir=afile

@@ -55,11 +55,12 @@ double args_double(const char *cmd, const char *opt, const char *text) {
     return v;
 }
 
-/* `-c FILE` (a config merged over what is loaded so far) or `--set key=value` at argv[*i];
- * false for any other argument. */
-static bool args_config(const char *cmd, Config *cfg, int argc, char **argv, int *i) {
+/* `-c FILE` (a config merged over what is loaded so far; counted in *files) or `--set
+ * key=value` at argv[*i]; false for any other argument. */
+static bool args_config(const char *cmd, Config *cfg, int argc, char **argv, int *i, int *files) {
     if (args_is(argv[*i], "-c", "--config")) {
         if (config_load_file(cfg, args_value(cmd, argc, argv, i))) goto bad;
+        ++*files;
         return true;
     }
     if (args_is(argv[*i], NULL, "--set")) {
@@ -70,13 +71,6 @@ static bool args_config(const char *cmd, Config *cfg, int argc, char **argv, int
 bad:
     fprintf(stderr, "nmt %s: %s\n", cmd, status_message());
     exit(2);
-}
-
-bool args_config_only(const char *cmd, Config *cfg, int argc, char **argv,
-                      void (*usage)(FILE *out)) {
-    if (!args_parse(cmd, argc, argv, NULL, 0, NULL, cfg, usage)) return false;
-    args_config_finish(cmd, cfg);
-    return true;
 }
 
 void args_config_finish(const char *cmd, Config *cfg) {
@@ -197,8 +191,9 @@ static bool args_option(const char *cmd, int argc, char **argv, int *i, const Ar
     return false;
 }
 
-bool args_parse(const char *cmd, int argc, char **argv, const ArgsOption *opts, int nopts,
-                ModelArgs *ma, Config *cfg, void (*usage)(FILE *out)) {
+/* args_parse, counting the config files in *files. */
+static bool parse(const char *cmd, int argc, char **argv, const ArgsOption *opts, int nopts,
+                  ModelArgs *ma, Config *cfg, void (*usage)(FILE *out), int *files) {
     for (int i = 1; i < argc; i++) {
         if (args_wants_help(argv[i])) {
             usage(stdout);
@@ -206,10 +201,25 @@ bool args_parse(const char *cmd, int argc, char **argv, const ArgsOption *opts, 
         }
         if (!args_option(cmd, argc, argv, &i, opts, nopts) &&
             !(ma && args_model(cmd, ma, argc, argv, &i)) &&
-            !(cfg && args_config(cmd, cfg, argc, argv, &i)))
+            !(cfg && args_config(cmd, cfg, argc, argv, &i, files)))
             args_usage_error(cmd, "unknown option '%s'", argv[i]);
     }
     return true;
+}
+
+bool args_config_only(const char *cmd, Config *cfg, int argc, char **argv,
+                      void (*usage)(FILE *out)) {
+    int files = 0;
+    if (!parse(cmd, argc, argv, NULL, 0, NULL, cfg, usage, &files)) return false;
+    if (!files) args_usage_error(cmd, "no config given (-c FILE)");
+    args_config_finish(cmd, cfg);
+    return true;
+}
+
+bool args_parse(const char *cmd, int argc, char **argv, const ArgsOption *opts, int nopts,
+                ModelArgs *ma, Config *cfg, void (*usage)(FILE *out)) {
+    int files = 0;
+    return parse(cmd, argc, argv, opts, nopts, ma, cfg, usage, &files);
 }
 
 int args_open_test_set(const char *cmd, ModelArgs *ma, bool ensemble, const char *src_path,

@@ -65,8 +65,8 @@ struct Config;
  * or value exits with code 2). Anything else is a usage error. Returns true to run. */
 bool args_parse(const char *cmd, int argc, char **argv, const ArgsOption *opts, int nopts,
                 ModelArgs *ma, struct Config *cfg, void (*usage)(FILE *out));
-/* For commands that take only config files: args_parse with -c/--set alone, then checks the
- * config as args_config_finish does. False after --help. */
+/* For commands that take only config files: args_parse with -c/--set alone (a usage error
+ * without any -c), then checks the config as args_config_finish does. False after --help. */
 bool args_config_only(const char *cmd, struct Config *cfg, int argc, char **argv,
                       void (*usage)(FILE *out));
 /* Checks the cross-key rules of a fully loaded config (exit 2 on failure) and applies

@@ -1,5 +1,4 @@
 /* cmd_train.c: `nmt train -c CONFIG [-c MORE] [--set key=value]` (train.h). */
-#include <stdbool.h>
 #include <stdio.h>
 
 #include "args.h"
@@ -33,9 +32,6 @@ int cmd_train(int argc, char **argv) {
         config_free(&cfg);
         return 0;
     }
-    bool config_given = false;
-    for (int i = 1; i < argc; i++) config_given |= args_is(argv[i], "-c", "--config");
-    if (!config_given) args_usage_error(cmd, "no config given (-c FILE)");
     int rc = train_run(&cfg);
     config_free(&cfg);
     return rc;
