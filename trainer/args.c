@@ -229,7 +229,7 @@ int args_open_test_set(const char *cmd, ModelArgs *ma, bool ensemble, const char
     if (!ensemble && ma->n_models > 1)
         args_usage_error(cmd, "-m is given %d times; this command takes one model", ma->n_models);
     int n_models = args_models_open(cmd, ma, lms);
-    translator_read_parallel(src_path, ref_path, src, ref, n);
+    if (translator_read_parallel(src_path, ref_path, src, ref, n)) FATAL("%s", status_message());
     return n_models;
 }
 

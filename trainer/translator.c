@@ -275,13 +275,19 @@ char **translator_read_lines(const char *path, long *n) {
     return lines;
 }
 
-void translator_read_parallel(const char *src_path, const char *ref_path, char ***src,
-                              char ***ref, long *n) {
+int translator_read_parallel(const char *src_path, const char *ref_path, char ***src,
+                             char ***ref, long *n) {
     long nref;
+    *ref = NULL;
     *src = translator_read_lines(src_path, n);
-    if (!*src) FATAL("%s", status_message());
+    if (!*src) return -1;
     *ref = translator_read_lines(ref_path, &nref);
-    if (!*ref) FATAL("%s", status_message());
-    if (*n != nref)
-        FATAL("%s has %ld lines but %s has %ld; they must be parallel", src_path, *n, ref_path, nref);
+    if (*ref && *n == nref) return 0;
+    int rc = *ref ? status_fail("%s has %ld lines but %s has %ld; they must be parallel", src_path,
+                                *n, ref_path, nref)
+                  : -1;
+    file_free_lines(*src, *n);
+    if (*ref) file_free_lines(*ref, nref);
+    *src = *ref = NULL;
+    return rc;
 }

@@ -95,9 +95,10 @@ void translator_encode(const SpmModel *spm, char *const *lines, long n, int32_t 
  * without NUL bytes, as `nmt bleu` reads files (bleu_check_line); otherwise NULL after
  * status_fail naming the file (or <stdin>) and line. */
 char **translator_read_lines(const char *path, long *n);
-/* Two parallel files; their record counts must agree (fatal, naming both, otherwise). */
-void translator_read_parallel(const char *src_path, const char *ref_path, char ***src,
-                              char ***ref, long *n);
+/* Two parallel files, read as translator_read_lines reads one; their record counts must agree.
+ * 0, or -1 after status_fail naming the file and line, or both files and their counts. */
+int translator_read_parallel(const char *src_path, const char *ref_path, char ***src,
+                             char ***ref, long *n);
 /* Detokenized text of ids as one line of valid UTF-8: a byte piece that forms no valid sequence
  * becomes U+FFFD, and line breaks and NULs (byte pieces an undertrained model may emit) spaces,
  * so an output file keeps one line per input. */
