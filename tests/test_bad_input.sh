@@ -61,6 +61,9 @@ printf 'abc\ndef\n' > two.en
 expect 1 "bad.de: line 2: not valid UTF-8 (byte 2, value 0xFF)" "$NMT" eval -m $ckpt --src two.en --ref bad.de
 expect 1 "bad.de: line 2: not valid UTF-8 (byte 2, value 0xFF)" "$NMT" score -m $ckpt --src two.en --ref bad.de
 expect 1 "bad.de: line 2: not valid UTF-8 (byte 2, value 0xFF)" "$NMT" bleu bad.de -i two.en
+# sources and references that are not parallel
+expect 1 "two.en has 2 lines but empty3.en has 3; they must be parallel" "$NMT" eval -m $ckpt --src two.en --ref empty3.en
+expect 1 "two.en has 2 lines but empty3.en has 3; they must be parallel" "$NMT" score -m $ckpt --src two.en --ref empty3.en
 
 # SGM: markup in the wrong place is an error naming the line
 bad_sgm() {  # name content message: translating name.sgm fails with 'name.sgm':message
