@@ -34,6 +34,7 @@ bench() {  # name ranks threads overlap
         --set train.dist_overlap="$4" --steps "$steps" --warmup 2 --json 2> "$out/$1.err" |
         grep '"bench":"train"' >> "$out/$1.jsonl" || { cat "$out/$1.err" >&2; exit 1; }
 }
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)  # a busy machine makes the comparison unfair
 for r in $(seq 1 "$rounds"); do
     echo "round $r of $rounds" >&2
     bench r1t1 1 1 true
@@ -50,7 +51,8 @@ threads=$(median r1t2 tokens_per_s)
 wait_on=$(median r2t1 ms_sync_wait) wait_off=$(median r2t1_after ms_sync_wait)
 step_on=$(median r2t1 ms_per_step) step_off=$(median r2t1_after ms_per_step)
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-echo "$(basename "$config"), $cpu, medians of $rounds rounds of $steps steps"
+echo "$(basename "$config"), $cpu, $(nproc) cores, medians of $rounds rounds of $steps steps;" \
+     "load average $load_start before, $(cut -d' ' -f1-3 /proc/loadavg) after"
 echo "| setup | target tokens/s | against 1 rank x 1 thread | waiting for the sums |"
 echo "|---|---|---|---|"
 awk -v a="$one" -v b="$two" -v c="$after" -v d="$threads" -v won="$wait_on" -v woff="$wait_off" \
