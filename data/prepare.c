@@ -567,11 +567,15 @@ static void log_split(const Prep *p, Split split) {
     fprintf(stderr, "\n");
 }
 
-/* One stage's line: its rate, and the peak resident memory since the last rss_peak_reset. */
-static void log_rate(const char *what, long sentences, double seconds, const char *extra) {
-    fprintf(stderr, "prepare: %s: %ld sentences in %.2f s = %.0f sentences/s%s; peak RSS %.0f MB\n",
+/* One stage's line: its rate, the CPU time the process spent since cpu0 (all threads), and the
+ * peak resident memory since the last rss_peak_reset. */
+static void log_rate(const char *what, long sentences, double seconds, double cpu0,
+                     const char *extra) {
+    fprintf(stderr,
+            "prepare: %s: %ld sentences in %.2f s = %.0f sentences/s%s; CPU %.1f s; peak RSS "
+            "%.0f MB\n",
             what, sentences, seconds, sentences / (seconds > 0 ? seconds : 1e-9), extra,
-            rss_peak_mb());
+            cpu_seconds() - cpu0, rss_peak_mb());
 }
 
 static void prep_free(Prep *p) {
@@ -648,29 +652,33 @@ PrepareOutcome prepare_run(const DataConfig *spec) {
     p.sampling = !spm_reused;
     if (p.sampling) reservoir_init(&p.sample, spec->spm_input_sentences, spec->seed);
     t0 = now_seconds();
+    double cpu0 = cpu_seconds();
     for (int split = 0; split < NSPLITS; split++) scan_split(&p, (Split)split);
     p.scan_seconds = now_seconds() - t0;
-    log_rate("read+clean", p.scan_sentences, p.scan_seconds, "");
+    log_rate("read+clean", p.scan_sentences, p.scan_seconds, cpu0, "");
     CHECK(p.dedup.count > 0, "no training pair is left after cleaning (data.train)");
     dedup_free(&p.dedup);
 
     if (!spm_reused) {
         rss_peak_reset();
+        cpu0 = cpu_seconds();
         train_spm(&p);
-        fprintf(stderr, "prepare: SentencePiece trained in %.1f s; peak RSS %.0f MB\n",
-                p.spm_seconds, rss_peak_mb());
+        fprintf(stderr, "prepare: SentencePiece trained in %.1f s; CPU %.1f s; peak RSS %.0f MB\n",
+                p.spm_seconds, cpu_seconds() - cpu0, rss_peak_mb());
         reservoir_free(&p.sample);
     }
     rss_peak_reset();
+    cpu0 = cpu_seconds();
+    t0 = now_seconds();
 
     EncodeChunk chunk;
     chunk_init(&chunk);
     for (int split = 0; split < NSPLITS; split++) encode_split(&p, (Split)split, &chunk);
     chunk_free(&chunk);
-    char threads[32];
-    snprintf(threads, sizeof threads, " (%d threads), writing %.2f s", p.threads,
-             p.write_seconds);
-    log_rate("encode", p.encode_sentences, p.encode_seconds, threads);
+    char threads[96];
+    snprintf(threads, sizeof threads, " (%d threads); the pass: %.2f s, writing %.2f s", p.threads,
+             now_seconds() - t0, p.write_seconds);
+    log_rate("encode", p.encode_sentences, p.encode_seconds, cpu0, threads);
     CHECK(p.stats[SPLIT_TRAIN].kept > 0,
           "no training pair is left after the length filters (data.min_len %d, data.max_len %d, "
           "data.max_len_ratio %g)",
