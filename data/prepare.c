@@ -121,6 +121,7 @@ typedef struct Prep {
     int vocab_size;
     int threads;
     double scan_seconds, encode_seconds, write_seconds, spm_seconds;
+    double encode_rss_mb;  // the largest resident set seen after encoding a chunk
     long scan_sentences, encode_sentences;
 } Prep;
 
@@ -447,6 +448,8 @@ static void flush_chunk(Prep *p, Split split, EncodeChunk *c, TokCacheWriter *w)
         st->tgt_tokens += tgt->n;
     }
     p->write_seconds += now_seconds() - t0;
+    double rss = rss_now_mb();
+    if (rss > p->encode_rss_mb) p->encode_rss_mb = rss;
     c->n = 0;
     c->used = 0;
     if (split == SPLIT_TRAIN) fault_point("encode");  // the temporary holds this chunk
@@ -567,15 +570,13 @@ static void log_split(const Prep *p, Split split) {
     fprintf(stderr, "\n");
 }
 
-/* One stage's line: its rate, the CPU time the process spent since cpu0 (all threads), and the
- * peak resident memory since the last rss_peak_reset. */
+/* One stage's line: its rate, the CPU time the process spent since cpu0 (all threads), and its
+ * memory, as the caller words it. */
 static void log_rate(const char *what, long sentences, double seconds, double cpu0,
-                     const char *extra) {
-    fprintf(stderr,
-            "prepare: %s: %ld sentences in %.2f s = %.0f sentences/s%s; CPU %.1f s; peak RSS "
-            "%.0f MB\n",
+                     const char *extra, const char *memory, double mb) {
+    fprintf(stderr, "prepare: %s: %ld sentences in %.2f s = %.0f sentences/s%s; CPU %.1f s; %s %.0f MB\n",
             what, sentences, seconds, sentences / (seconds > 0 ? seconds : 1e-9), extra,
-            cpu_seconds() - cpu0, rss_peak_mb());
+            cpu_seconds() - cpu0, memory, mb);
 }
 
 static void prep_free(Prep *p) {
@@ -655,19 +656,17 @@ PrepareOutcome prepare_run(const DataConfig *spec) {
     double cpu0 = cpu_seconds();
     for (int split = 0; split < NSPLITS; split++) scan_split(&p, (Split)split);
     p.scan_seconds = now_seconds() - t0;
-    log_rate("read+clean", p.scan_sentences, p.scan_seconds, cpu0, "");
+    log_rate("read+clean", p.scan_sentences, p.scan_seconds, cpu0, "", "peak RSS", rss_peak_mb());
     CHECK(p.dedup.count > 0, "no training pair is left after cleaning (data.train)");
     dedup_free(&p.dedup);
 
     if (!spm_reused) {
-        rss_peak_reset();
         cpu0 = cpu_seconds();
         train_spm(&p);
-        fprintf(stderr, "prepare: SentencePiece trained in %.1f s; CPU %.1f s; peak RSS %.0f MB\n",
+        fprintf(stderr, "prepare: SentencePiece trained in %.1f s; CPU %.1f s; peak RSS so far %.0f MB\n",
                 p.spm_seconds, cpu_seconds() - cpu0, rss_peak_mb());
         reservoir_free(&p.sample);
     }
-    rss_peak_reset();
     cpu0 = cpu_seconds();
     t0 = now_seconds();
 
@@ -678,7 +677,8 @@ PrepareOutcome prepare_run(const DataConfig *spec) {
     char threads[96];
     snprintf(threads, sizeof threads, " (%d threads); the pass: %.2f s, writing %.2f s", p.threads,
              now_seconds() - t0, p.write_seconds);
-    log_rate("encode", p.encode_sentences, p.encode_seconds, cpu0, threads);
+    log_rate("encode", p.encode_sentences, p.encode_seconds, cpu0, threads,
+             "largest RSS after a chunk", p.encode_rss_mb);
     CHECK(p.stats[SPLIT_TRAIN].kept > 0,
           "no training pair is left after the length filters (data.min_len %d, data.max_len %d, "
           "data.max_len_ratio %g)",

@@ -1,6 +1,5 @@
 /* rss.h: this process's resident memory as Linux reports it in /proc/self/status, for the logs of
- * long stages and the benchmarks: the current and the peak resident set, and a reset of the peak
- * so that each stage can report its own. */
+ * long stages and the benchmarks: the current and the peak (high-water mark) resident set. */
 #ifndef NMT_RSS_H
 #define NMT_RSS_H
 
@@ -22,14 +21,5 @@ static inline double rss_status_mb(const char *key) {
 
 static inline double rss_peak_mb(void) { return rss_status_mb("VmHWM"); }
 static inline double rss_now_mb(void) { return rss_status_mb("VmRSS"); }
-
-/* Starts a new peak at the current resident set (writing 5 to /proc/self/clear_refs, Linux 4.0+;
- * elsewhere the peak keeps counting from the start). */
-static inline void rss_peak_reset(void) {
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (!f) return;
-    fputs("5", f);
-    fclose(f);
-}
 
 #endif
