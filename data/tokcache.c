@@ -249,8 +249,8 @@ int tokcache_open(TokCache *c, const char *path, int vocab_size, uint64_t spm_fi
     c->vocab_size = (int)h->vocab_size;
     c->spm_fingerprint = h->spm_fingerprint;
     c->ids = (const int32_t *)((const char *)map + s.ids);
-    // Training reads pairs in shuffled order: no read-ahead or fault-around, so only the pages of
-    // the pairs read become resident (advice only; a refusal changes nothing else).
+    // Training reads pairs in shuffled order: no read-ahead, so a cache on disk is read a page or
+    // so per pair used, not 128 KB (advice only; a refusal changes nothing else).
     size_t page = (size_t)sysconf(_SC_PAGESIZE), ids_start = (size_t)s.ids / page * page;
     madvise((char *)map + ids_start, (size_t)s.offsets - ids_start, MADV_RANDOM);
     c->offsets = (const uint64_t *)((const char *)map + s.offsets);
