@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "strbuf.h"
 #include "progress.h"
 #include "reservoir.h"
+#include "rss.h"
 #include "timer.h"
 #include "tokcache.h"
 
@@ -41,6 +43,20 @@ char *prepare_split_path(const char *dir, Split split, const char *ext) {
     char file[32];
     snprintf(file, sizeof file, "%s.%s", split_names[split], ext);
     return path_join(dir, file);
+}
+
+/* Fault injection for the interruption tests: with NMT_FAULT_PREPARE_KILL=<where> in the
+ * environment the process kills itself (SIGKILL; "<where>:TERM": SIGTERM) at that point: "scan"
+ * (1024 training pairs read), "spm" (spm.model written), "encode" (train.tok half written, its
+ * first chunk of pairs in the temporary file), "manifest" (every output but the manifest
+ * written). */
+static void fault_point(const char *where) {
+    const char *fault = getenv("NMT_FAULT_PREPARE_KILL");
+    size_t n = strlen(where);
+    if (!fault || strncmp(fault, where, n) != 0 || (fault[n] && strcmp(fault + n, ":TERM") != 0))
+        return;
+    fprintf(stderr, "[fault] prepare killed at %s\n", fault);
+    raise(fault[n] ? SIGTERM : SIGKILL);
 }
 
 /* ---- inputs ---- */
@@ -104,7 +120,8 @@ typedef struct Prep {
     size_t spm_bytes;
     int vocab_size;
     int threads;
-    double scan_seconds, encode_seconds, spm_seconds;
+    double scan_seconds, encode_seconds, write_seconds, spm_seconds;
+    double encode_rss_mb;  // the largest resident set seen after encoding a chunk
     long scan_sentences, encode_sentences;
 } Prep;
 
@@ -276,6 +293,19 @@ static void write_line(AtomicFile *f, const char *text, size_t len) {
     atomic_write(f, "\n", 1);
 }
 
+/* The fraction of the split's input bytes read so far (compressed bytes for gzip files). */
+static double read_fraction(const Prep *p, Split split, const ParallelReader *r) {
+    double done = 0, total = 0;
+    for (int i = 0; i < r->ncorpora; i++)
+        for (int side = 0; side < 2; side++) {
+            double bytes = (double)p->inputs[split][side][i].bytes;
+            total += bytes;
+            if (i < r->corpus) done += bytes;
+        }
+    if (r->corpus < r->ncorpora) done += (double)gzoffset(r->src.gz) + (double)gzoffset(r->tgt.gz);
+    return total > 0 ? done / total : 0;
+}
+
 static void scan_split(Prep *p, Split split) {
     const CorpusList *list = split_corpora(p->spec, split);
     SplitStats *st = &p->stats[split];
@@ -309,7 +339,9 @@ static void scan_split(Prep *p, Split split) {
             write_line(&copies[0], src, src_len);
             write_line(&copies[1], tgt, tgt_len);
         }
-        if ((st->read & 4095) == 0) progress_tick(&progress, st->read, 0);
+        if ((st->read & 4095) == 0)
+            progress_tick_fraction(&progress, st->read, read_fraction(p, split, &reader));
+        if (split == SPLIT_TRAIN && st->read == 1024) fault_point("scan");
     }
     if (got < 0) FATAL("%s", status_message());
     progress_end(&progress);
@@ -348,6 +380,7 @@ static void train_spm(Prep *p) {
     atomic_write_file(path, model, len);
     free(path);
     free(model);
+    fault_point("spm");
     CHECK(load_spm(p, NULL), "%s", status_message());
 }
 
@@ -398,6 +431,7 @@ static void flush_chunk(Prep *p, Split split, EncodeChunk *c, TokCacheWriter *w)
     p->encode_seconds += now_seconds() - t0;
     p->encode_sentences += 2 * c->n;
     if (error[0]) FATAL("%s", error);
+    t0 = now_seconds();
     for (long i = 0; i < c->n; i++) {
         const SpmIds *src = &c->ids[2 * i], *tgt = &c->ids[2 * i + 1];
         if (split == SPLIT_TRAIN) {
@@ -413,8 +447,12 @@ static void flush_chunk(Prep *p, Split split, EncodeChunk *c, TokCacheWriter *w)
         st->src_tokens += src->n;
         st->tgt_tokens += tgt->n;
     }
+    p->write_seconds += now_seconds() - t0;
+    double rss = rss_now_mb();
+    if (rss > p->encode_rss_mb) p->encode_rss_mb = rss;
     c->n = 0;
     c->used = 0;
+    if (split == SPLIT_TRAIN) fault_point("encode");  // the temporary holds this chunk
 }
 
 static void encode_split(Prep *p, Split split, EncodeChunk *chunk) {
@@ -431,7 +469,7 @@ static void encode_split(Prep *p, Split split, EncodeChunk *chunk) {
     int got;
     for (long pair = 0; (got = parallel_next(&reader, &text[0], &len[0], &text[1], &len[1])) > 0;
          pair++) {
-        if ((pair & 4095) == 0) progress_tick(&progress, pair, 0);
+        if ((pair & 4095) == 0) progress_tick(&progress, pair, p->stats[split].read);
         if (split == SPLIT_TRAIN && !(p->keep[pair / 8] & (1u << (pair % 8)))) continue;
         for (int side = 0; side < 2; side++) {
             CHECK(clean_normalize(text[side], &len[side]) != CLEAN_INVALID_UTF8,
@@ -447,7 +485,9 @@ static void encode_split(Prep *p, Split split, EncodeChunk *chunk) {
     flush_chunk(p, split, chunk, &writer);
     progress_end(&progress);
     parallel_close(&reader);
+    double t0 = now_seconds();
     tokcache_writer_commit(&writer);
+    p->write_seconds += now_seconds() - t0;
     free(path);
 }
 
@@ -530,9 +570,13 @@ static void log_split(const Prep *p, Split split) {
     fprintf(stderr, "\n");
 }
 
-static void log_rate(const char *what, long sentences, double seconds, const char *extra) {
-    fprintf(stderr, "prepare: %s: %ld sentences in %.2f s = %.0f sentences/s%s\n", what, sentences, seconds,
-           sentences / (seconds > 0 ? seconds : 1e-9), extra);
+/* One stage's line: its rate, the CPU time the process spent since cpu0 (all threads), and its
+ * memory, as the caller words it. */
+static void log_rate(const char *what, long sentences, double seconds, double cpu0,
+                     const char *extra, const char *memory, double mb) {
+    fprintf(stderr, "prepare: %s: %ld sentences in %.2f s = %.0f sentences/s%s; CPU %.1f s; %s %.0f MB\n",
+            what, sentences, seconds, sentences / (seconds > 0 ? seconds : 1e-9), extra,
+            cpu_seconds() - cpu0, memory, mb);
 }
 
 static void prep_free(Prep *p) {
@@ -575,8 +619,7 @@ static PrepareOutcome check_previous_run(Prep *p) {
     }
     if (outcome != PREPARE_REUSED) {
         // From here on the old manifest no longer describes the directory.
-        if (manifest && remove(manifest_path) != 0)
-            FATAL("cannot remove '%s': %s", manifest_path, strerror(errno));
+        if (manifest) atomic_remove(manifest_path);
         if (!strcmp(old_spm_key, p->spm_key) && load_spm(p, old_fingerprint)) {
             fprintf(stderr, "prepare: training inputs and SentencePiece config unchanged: reusing %s/%s\n",
                    dir, PREPARE_SPM_MODEL);
@@ -610,30 +653,38 @@ PrepareOutcome prepare_run(const DataConfig *spec) {
     p.sampling = !spm_reused;
     if (p.sampling) reservoir_init(&p.sample, spec->spm_input_sentences, spec->seed);
     t0 = now_seconds();
+    double cpu0 = cpu_seconds();
     for (int split = 0; split < NSPLITS; split++) scan_split(&p, (Split)split);
     p.scan_seconds = now_seconds() - t0;
-    log_rate("read+clean", p.scan_sentences, p.scan_seconds, "");
+    log_rate("read+clean", p.scan_sentences, p.scan_seconds, cpu0, "", "peak RSS", rss_peak_mb());
     CHECK(p.dedup.count > 0, "no training pair is left after cleaning (data.train)");
     dedup_free(&p.dedup);
 
     if (!spm_reused) {
+        cpu0 = cpu_seconds();
         train_spm(&p);
-        fprintf(stderr, "prepare: SentencePiece trained in %.1f s\n", p.spm_seconds);
+        fprintf(stderr, "prepare: SentencePiece trained in %.1f s; CPU %.1f s; peak RSS so far %.0f MB\n",
+                p.spm_seconds, cpu_seconds() - cpu0, rss_peak_mb());
         reservoir_free(&p.sample);
     }
+    cpu0 = cpu_seconds();
+    t0 = now_seconds();
 
     EncodeChunk chunk;
     chunk_init(&chunk);
     for (int split = 0; split < NSPLITS; split++) encode_split(&p, (Split)split, &chunk);
     chunk_free(&chunk);
-    char threads[32];
-    snprintf(threads, sizeof threads, " (%d threads)", p.threads);
-    log_rate("encode", p.encode_sentences, p.encode_seconds, threads);
+    char threads[96];
+    snprintf(threads, sizeof threads, " (%d threads); the pass: %.2f s, writing %.2f s", p.threads,
+             now_seconds() - t0, p.write_seconds);
+    log_rate("encode", p.encode_sentences, p.encode_seconds, cpu0, threads,
+             "largest RSS after a chunk", p.encode_rss_mb);
     CHECK(p.stats[SPLIT_TRAIN].kept > 0,
           "no training pair is left after the length filters (data.min_len %d, data.max_len %d, "
           "data.max_len_ratio %g)",
           spec->min_len, spec->max_len, spec->max_len_ratio);
     for (int split = 0; split < NSPLITS; split++) log_split(&p, (Split)split);
+    fault_point("manifest");
     write_manifest(&p, spm_reused);
     fprintf(stderr, 
         "prepare: wrote %s/{%s, train.tok, valid.tok, test.tok, valid.src, valid.tgt, "

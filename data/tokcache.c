@@ -121,9 +121,49 @@ void tokcache_writer_commit(TokCacheWriter *w) {
 
 /* ---- reader ---- */
 
+/* The CRC-32 of everything before it and the range of every id, read through fd in blocks rather
+ * than through the mapping, so that opening a cache does not make it resident: training then
+ * keeps only the pages its batches touch. 0 or -1 (status_fail). */
+static int check_contents(const TokCache *c, int fd, const TokCacheHeader *h, const Sections *s) {
+    enum { BLOCK = 1 << 20 };
+    int32_t *block = xmalloc(BLOCK);  // (BLOCK / 4) file bytes; ids start 4-byte aligned
+    uint32_t crc = crc_update(0, NULL, 0);
+    uint64_t ids_end = s->ids + 4 * (h->src_tokens + h->tgt_tokens);
+    uint64_t bad_at = 0;  // file offset of the first id outside the vocabulary (0: none)
+    int32_t bad_id = 0;
+    for (uint64_t at = 0; at < s->crc;) {
+        size_t want = (size_t)(s->crc - at < BLOCK ? s->crc - at : BLOCK);
+        ssize_t got = pread(fd, block, want, (off_t)at);
+        if (got != (ssize_t)want) {
+            free(block);
+            return status_fail("cannot read '%s': %s", c->path,
+                               got < 0 ? strerror(errno) : "it shrank while being read");
+        }
+        crc = crc_update(crc, block, want);
+        uint64_t hi = at + want < ids_end ? at + want : ids_end;  // the ids in this block
+        for (uint64_t b = at > s->ids ? at : s->ids; !bad_at && b + 4 <= hi; b += 4) {
+            int32_t id = block[(b - at) / 4];
+            if (id < 0 || (uint32_t)id >= h->vocab_size) bad_at = b, bad_id = id;
+        }
+        at += want;
+    }
+    free(block);
+    uint32_t stored;
+    memcpy(&stored, (const char *)c->map + s->crc, sizeof stored);
+    if (stored != crc)  // damage first: a flipped bit is corruption, not a bad id
+        return status_fail("'%s' is corrupt: CRC-32 %08x of its contents does not match the "
+                           "stored %08x",
+                           c->path, crc, stored);
+    if (bad_at)
+        return status_fail("'%s' is corrupt: id %d (token %llu) is outside the vocabulary [0, %u)",
+                           c->path, bad_id, (unsigned long long)((bad_at - s->ids) / 4),
+                           h->vocab_size);
+    return 0;
+}
+
 /* Checks the mapped file against its header and the expected model; 0 or -1 (status_fail). */
-static int validate(const TokCache *c, const TokCacheHeader *h, int vocab_size,
-                    uint64_t spm_fingerprint) {
+static int validate(const TokCache *c, int fd, const TokCacheHeader *h, int vocab_size,
+                     uint64_t spm_fingerprint) {
     const char *path = c->path;
     uint64_t size = c->map_bytes;
     if (memcmp(h->magic, TOKCACHE_MAGIC, sizeof h->magic) != 0)
@@ -144,14 +184,7 @@ static int validate(const TokCache *c, const TokCacheHeader *h, int vocab_size,
             (unsigned long long)h->src_tokens, (unsigned long long)h->tgt_tokens,
             (unsigned long long)h->file_bytes);
     Sections s = sections_of(h);
-    uint32_t stored;
-    memcpy(&stored, (const char *)c->map + s.crc, sizeof stored);
-    uint32_t computed = crc_update(crc_update(0, NULL, 0), c->map, (size_t)s.crc);
-    if (stored != computed)
-        return status_fail(
-            "'%s' is corrupt: CRC-32 %08x of its contents does not match the stored "
-            "%08x",
-            path, computed, stored);
+    if (check_contents(c, fd, h, &s) < 0) return -1;
     if (h->vocab_size != (uint32_t)vocab_size)
         return status_fail(
             "'%s' was encoded with a %u-piece vocabulary but the SentencePiece model "
@@ -179,12 +212,6 @@ static int validate(const TokCache *c, const TokCacheHeader *h, int vocab_size,
                            "%u + %u",
                            path, (unsigned long long)longest_src, (unsigned long long)longest_tgt,
                            h->max_src_len, h->max_tgt_len);
-    const int32_t *ids = (const int32_t *)((const char *)c->map + s.ids);
-    for (uint64_t i = 0; i < h->src_tokens + h->tgt_tokens; i++)
-        if (ids[i] < 0 || (uint32_t)ids[i] >= h->vocab_size)
-            return status_fail("'%s' is corrupt: id %d (token %llu) is outside the vocabulary "
-                               "[0, %u)",
-                               path, ids[i], (unsigned long long)i, h->vocab_size);
     return 0;
 }
 
@@ -199,13 +226,17 @@ int tokcache_open(TokCache *c, const char *path, int vocab_size, uint64_t spm_fi
                          path, (long long)st.st_size);
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) return status_fail("cannot map '%s': %s", path, strerror(errno));
+    if (map == MAP_FAILED) {
+        close(fd);
+        return status_fail("cannot map '%s': %s", path, strerror(errno));
+    }
     c->path = xstrdup(path);
     c->map = map;
     c->map_bytes = (size_t)st.st_size;
     const TokCacheHeader *h = map;
-    if (validate(c, h, vocab_size, spm_fingerprint) < 0) {
+    int valid = validate(c, fd, h, vocab_size, spm_fingerprint);
+    close(fd);
+    if (valid < 0) {
         tokcache_close(c);
         return -1;
     }
@@ -218,6 +249,10 @@ int tokcache_open(TokCache *c, const char *path, int vocab_size, uint64_t spm_fi
     c->vocab_size = (int)h->vocab_size;
     c->spm_fingerprint = h->spm_fingerprint;
     c->ids = (const int32_t *)((const char *)map + s.ids);
+    // Training reads pairs in shuffled order: no read-ahead, so a cache on disk is read a page or
+    // so per pair used, not 128 KB (advice only; a refusal changes nothing else).
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), ids_start = (size_t)s.ids / page * page;
+    madvise((char *)map + ids_start, (size_t)s.offsets - ids_start, MADV_RANDOM);
     c->offsets = (const uint64_t *)((const char *)map + s.offsets);
     c->src_len = (const uint32_t *)((const char *)map + s.src_len);
     return 0;

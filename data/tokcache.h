@@ -14,7 +14,11 @@
  * into place after fsync. tokcache_open refuses a file whose magic, version, size, CRC,
  * vocabulary size or model fingerprint does not match, whose offsets are inconsistent, whose
  * longest sides are not the header's max_src_len and max_tgt_len, or that holds an id outside the
- * vocabulary, with a message naming the file. */
+ * vocabulary, with a message naming the file. It reads the ids for these checks through read(),
+ * not the mapping, and advises random access on the ids (no read-ahead), so an open cache is not
+ * resident: a reader maps the offset tables (12 bytes a pair) and the pages around the pairs it
+ * has used (Linux maps up to 64 KB around a fault from the page cache), clean file pages that the
+ * kernel can drop again under memory pressure. */
 #ifndef NMT_DATA_TOKCACHE_H
 #define NMT_DATA_TOKCACHE_H
 

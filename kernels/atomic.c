@@ -230,6 +230,11 @@ void atomic_write_file(const char *path, const void *data, size_t bytes) {
     if (atomic_try_write_file(path, data, bytes)) FATAL("%s", status_message());
 }
 
+void atomic_remove(const char *path) {
+    if (remove(path) != 0 && errno != ENOENT) FATAL("cannot remove '%s': %s", path, strerror(errno));
+    fsync_directory_of(path);
+}
+
 /* ---- temporaries of processes that are gone ---- */
 
 /* The process id in a name "<file>.tmp.<pid>", or 0 for any other name. */

@@ -41,6 +41,11 @@ void atomic_commit(AtomicFile *a);
 int atomic_try_write_file(const char *path, const void *data, size_t bytes);
 void atomic_write_file(const char *path, const void *data, size_t bytes);
 
+/* Removes path (a missing one is not an error) and fsyncs its directory, so that after a crash
+ * the file is gone for good before anything written next appears; I/O errors are fatal. For a
+ * file that vouches for others, such as prepare's manifest, before they are rewritten. */
+void atomic_remove(const char *path);
+
 /* Removes the temporaries "<name>.tmp.<pid>" (regular files) in dir whose process no longer
  * exists (kill(pid, 0) fails with ESRCH; never a live process's, nor this one's), printing
  * "<who> removed <dir>/<name>, ..." on stderr for each; returns how many. For a directory the

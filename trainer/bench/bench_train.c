@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "args.h"
 #include "bench.h"
@@ -26,6 +25,7 @@
 #include "model.h"
 #include "optimizer.h"
 #include "rng.h"
+#include "rss.h"
 #include "timer.h"
 
 static void usage(FILE *out) {
@@ -35,12 +35,6 @@ static void usage(FILE *out) {
             "Times training steps (forward, backward, AdamW) on synthetic batches of the\n"
             "config's train.batch_tokens with sentences of --len tokens on both sides, and\n"
             "the step's matrix-product work as GFLOP/s and %% of the measured FP32 FMA peak.\n");
-}
-
-static double peak_rss_mb(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss / 1024.0;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -111,7 +105,7 @@ int bench_train(int argc, char **argv) {
     opt_s = opt_s / steps * 1e3;
     double med = median(step_s, steps), wait_med = median(wait_s, steps);
     long ntok = (long)B * len * nranks;
-    double params_m = params_count(&m.params) / 1e6, rss = peak_rss_mb();
+    double params_m = params_count(&m.params) / 1e6, rss = rss_peak_mb();
     // the job's work and peak: every rank's
     const double gflop = nranks * model_flops_total(flops) / 1e9, gflops = gflop / med;
     const double peak_gflops = nranks * peak.gflops;
