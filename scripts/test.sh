@@ -4,7 +4,7 @@
 # with clang and runs each for a fixed number of inputs from seed 1 (scripts/fuzz.sh; about a
 # minute on 2 cores; NMT_FUZZ_RUNS changes the number).
 #   NMT_DATA    data directory (default ../shared/data beside the repository)
-#   NMT_JOBS    build parallelism (default: number of cores)
+#   NMT_JOBS    build and test parallelism (default: number of cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -16,7 +16,7 @@ run_suite() {  # build dir, cmake options...
     shift
     cmake -S . -B "$dir" "$@" >/dev/null
     cmake --build "$dir" -j "$jobs"
-    (cd "$dir" && ctest --output-on-failure --timeout 900)
+    (cd "$dir" && ctest --output-on-failure --timeout 900 -j "$jobs")
 }
 
 echo "== Release build =="

@@ -122,7 +122,7 @@ for _ in $(seq 1 600); do
     if grep -q '"update":3,' dead/train.jsonl 2>/dev/null; then break; fi
     sleep 0.05
 done
-kill -9 "$(pgrep -P $pid | tail -1)"
+kill -9 "$(pgrep -P $pid | tail -1)" 2> /dev/null || true  # (unless the job already ended)
 status=0
 timeout 120 tail --pid=$pid -f /dev/null || fail "the job outlived a dead rank by 2 minutes"
 wait $pid || status=$?
@@ -136,7 +136,7 @@ for _ in $(seq 1 600); do
     if grep -q '"update":3,' hang/train.jsonl 2>/dev/null; then break; fi
     sleep 0.05
 done
-kill -STOP "$(pgrep -P $pid | tail -1)"
+kill -STOP "$(pgrep -P $pid | tail -1)" 2> /dev/null || true
 timeout 120 tail --pid=$pid -f /dev/null || fail "the job outlived a hanging rank by 2 minutes"
 status=0
 wait $pid || status=$?
