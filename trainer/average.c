@@ -1,8 +1,6 @@
 /* average.c: checkpoint averaging (average.h), the sum in double precision. */
 #include "average.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,26 +65,10 @@ int checkpoint_average(const char *const *inputs, int n, const char *output, siz
     return rc;
 }
 
-static int oldest_first(const void *a, const void *b) {
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x > y) - (x < y);
-}
-
 char **checkpoint_last_paths(const char *run_dir, int n) {
-    DIR *d = opendir(run_dir);
-    if (!d) return status_fail("cannot read run directory '%s': %s", run_dir, strerror(errno)), NULL;
-    long *updates = NULL;  // (count) the N of every checkpoint.uN
-    int count = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        long u;
-        char extra;
-        if (sscanf(e->d_name, "checkpoint.u%ld%c", &u, &extra) == 1 && u >= 0) {
-            updates = xrealloc(updates, sizeof *updates * (size_t)(count + 1));
-            updates[count++] = u;
-        }
-    }
-    closedir(d);
-    qsort(updates, (size_t)count, sizeof *updates, oldest_first);
+    long *updates;  // (count) the N of every checkpoint.uN, oldest first
+    int count;
+    if (checkpoint_periodic(run_dir, &updates, &count)) return NULL;
     char **paths = NULL;
     if (count < n) {
         StrBuf have = {0};

@@ -1,6 +1,7 @@
 /* checkpoint.c: atomic, checksummed checkpoint files (checkpoint.h). */
 #include "checkpoint.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -133,6 +134,28 @@ void checkpoint_save(const char *path, const CheckpointData *d) {
     CHECK(fseek(w.file.f, 0, SEEK_SET) == 0, "cannot rewind '%s'", w.file.tmp_path);
     write_header(w.file.f, w.sections, w.payload, w.crc);
     atomic_commit(&w.file);
+}
+
+static int oldest_first(const void *a, const void *b) {
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+int checkpoint_periodic(const char *run_dir, long **updates, int *count) {
+    *updates = NULL, *count = 0;
+    DIR *d = opendir(run_dir);
+    if (!d) return status_fail("cannot read run directory '%s': %s", run_dir, strerror(errno));
+    for (struct dirent *e; (e = readdir(d));) {
+        long u;
+        char extra;
+        if (sscanf(e->d_name, "checkpoint.u%ld%c", &u, &extra) == 1 && u >= 0) {
+            *updates = xrealloc(*updates, sizeof **updates * (size_t)(*count + 1));
+            (*updates)[(*count)++] = u;
+        }
+    }
+    closedir(d);
+    if (*count) qsort(*updates, (size_t)*count, sizeof **updates, oldest_first);
+    return 0;
 }
 
 /* ---- reading ---- */

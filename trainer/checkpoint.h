@@ -46,6 +46,10 @@ typedef struct CheckpointData {
     const TrainState *state;   // NULL for a weights-only checkpoint
 } CheckpointData;
 
+/* The N of every periodic checkpoint.uN in run_dir, oldest first, into *updates (malloc'd, NULL
+ * when there are none) and *count. 0, or -1 after status_fail if the directory cannot be read. */
+int checkpoint_periodic(const char *run_dir, long **updates, int *count);
+
 /* I/O errors are fatal and name the file; the previous file under `path` stays intact. */
 void checkpoint_save(const char *path, const CheckpointData *d);
 

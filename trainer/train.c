@@ -1,7 +1,6 @@
 /* train.c: the training loop of train.h. */
 #include "train.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -127,11 +126,6 @@ static void open_data(Trainer *t) {
     free(train), free(valid), free(refs);
 }
 
-static int newest_first(const void *a, const void *b) {
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x < y) - (x > y);
-}
-
 /* Stops a run whose checkpoint.last cannot be resumed (`why`), leaving it as it is. Only
  * checkpoint.last holds the training state (Adam moments, data position, dropout counter, best
  * metric and patience); checkpoint.uN and checkpoint.best hold parameters only, so nothing else
@@ -144,25 +138,15 @@ static void cannot_resume(const Trainer *t, const char *why) {
     strbuf_addf(&msg, "%s\n  checkpoint.last is left as it is; no other checkpoint holds the "
                 "training state (Adam moments,\n  data position, dropout counter), so the run "
                 "cannot continue exactly.\n", why);
-    long *updates = NULL;
-    int n = 0;
-    DIR *d = opendir(t->run_dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        long u;
-        char extra;
-        if (sscanf(e->d_name, "checkpoint.u%ld%c", &u, &extra) == 1) {
-            updates = xrealloc(updates, sizeof *updates * (size_t)(n + 1));
-            updates[n++] = u;
-        }
-    }
-    if (d) closedir(d);
-    qsort(updates, (size_t)n, sizeof *updates, newest_first);
+    long *updates;  // (n) the N of every checkpoint.uN, oldest first
+    int n;
+    if (checkpoint_periodic(t->run_dir, &updates, &n)) updates = NULL, n = 0;
     StrBuf intact = {0}, damaged = {0};
     char *newest = NULL;
     for (int i = 0; i <= n; i++) {
         char name[64];
-        if (i < n)
-            snprintf(name, sizeof name, "checkpoint.u%ld", updates[i]);
+        if (i < n)  // newest first
+            snprintf(name, sizeof name, "checkpoint.u%ld", updates[n - 1 - i]);
         else
             snprintf(name, sizeof name, "checkpoint.best");
         char *path = path_join(t->run_dir, name);
