@@ -24,6 +24,7 @@
 #include "arena.h"
 #include "args.h"
 #include "bench.h"
+#include "bench_setup.h"
 #include "fma_peak.h"
 #include "gemm.h"
 #include "timer.h"
@@ -92,16 +93,6 @@ static void operands_free(Operands *o) {
     aligned_free(o->A), aligned_free(o->B), aligned_free(o->C);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* GB/s of reading the operands of all batch elements (A, B and C, as one pass of the products
  * touches them) on the current thread count: the median of `reps` passes after a warm one. */
 static double read_bandwidth(const Operands *o, int reps) {
@@ -122,7 +113,7 @@ static double read_bandwidth(const Operands *o, int reps) {
     }
     volatile uint64_t keep = sink;  // the sums must be computed
     (void)keep;
-    return 2.0 * 4 * (words[0] + words[1] + words[2]) / median(times, reps) / 1e9;
+    return 2.0 * 4 * (words[0] + words[1] + words[2]) / bench_median(times, reps) / 1e9;
 }
 
 static double run_once(const GemmImpl *g, const Shape *s, const Operands *o) {
@@ -204,7 +195,7 @@ static double median_ratio(const double *ratio, int n, int *count) {
     *count = 0;
     for (int i = 0; i < n; i++)
         if (ratio[i] >= 0) v[(*count)++] = ratio[i];
-    return *count ? median(v, *count) : 0.0;
+    return *count ? bench_median(v, *count) : 0.0;
 }
 
 int bench_gemm(int argc, char **argv) {
@@ -320,7 +311,7 @@ int bench_gemm(int argc, char **argv) {
             for (int b = 0; b < nb; b++) run_once(backends[b], s, &o);  // warm up
             for (int r = 0; r < reps; r++)
                 for (int b = 0; b < nb; b++) times[b][r] = run_once(backends[b], s, &o);
-            for (int b = 0; b < nb; b++) gf[b] = flops / median(times[b], reps) / 1e9;
+            for (int b = 0; b < nb; b++) gf[b] = flops / bench_median(times[b], reps) / 1e9;
             double pct_peak = 100.0 * gf[0] / peak[t].gflops;
             ratio[t][si] = nb >= 2 ? gf[0] / gf[1] : -1.0;
             double bw = 0, bound = 0;  // GB/s, GFLOP/s; batched shapes only

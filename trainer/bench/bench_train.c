@@ -37,17 +37,6 @@ static void usage(FILE *out) {
             "the step's matrix-product work as GFLOP/s and %% of the measured FP32 FMA peak.\n");
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts v[0..n) and returns its median. */
-static double median(double *v, int n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int bench_train(int argc, char **argv) {
     const char *cmd = "bench train";
     int len = 25, warmup = 3, steps = 10;
@@ -103,7 +92,7 @@ int bench_train(int argc, char **argv) {
     }
     for (int p = 0; p < PHASE_COUNT; p++) phase[p] = m.seconds[p] / steps * 1e3;
     opt_s = opt_s / steps * 1e3;
-    double med = median(step_s, steps), wait_med = median(wait_s, steps);
+    double med = bench_median(step_s, steps), wait_med = bench_median(wait_s, steps);
     long ntok = (long)B * len * nranks;
     double params_m = params_count(&m.params) / 1e6, rss = rss_peak_mb();
     // the job's work and peak: every rank's
