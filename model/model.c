@@ -247,6 +247,19 @@ void model_plan(Model *m, int max_tokens, int max_len) {
     m->B = m->S = m->T = 0;
 }
 
+ModelMemory model_memory(const Model *m) {
+    size_t floats = m->params.numel * sizeof(float);
+    return (ModelMemory){floats, floats, 2 * floats, m->acts.cap, m->work.cap};
+}
+
+void model_memory_text(const ModelMemory *mm, char *out, size_t n) {
+    const double MB = 1 << 20;
+    snprintf(out, n,
+             "parameters %.0f MB, gradients %.0f MB, Adam moments %.0f MB, activations %.0f MB, "
+             "workspace %.0f MB",
+             mm->params / MB, mm->grads / MB, mm->adam / MB, mm->acts / MB, mm->work / MB);
+}
+
 static void bind_batch(Model *m, const ModelBatch *b) {
     int L = b->S > b->T ? b->S : b->T;
     CHECK(m->acts.base, "model_plan was not called");

@@ -136,6 +136,16 @@ void model_init_params(Model *m, uint64_t seed);
  * S, T <= max_len (one sentence longer than max_tokens is allowed up to max_len). */
 void model_plan(Model *m, int max_tokens, int max_len);
 
+/* The memory a planned model holds, in bytes, by use: parameter values, their gradients, the two
+ * Adam moments, the saved activations and the per-step workspace (both sized by model_plan for
+ * its largest batch). */
+typedef struct ModelMemory {
+    size_t params, grads, adam, acts, work;
+} ModelMemory;
+ModelMemory model_memory(const Model *m);
+/* The same as one log line: "parameters 231 MB, gradients 231 MB, ...". */
+void model_memory_text(const ModelMemory *mm, char *out, size_t n);
+
 /* Forward through encoder and decoder (activations saved); then the loss (sums into st), with
  * backward when `backward`: gradients accumulate (+=) into m->params.grad. */
 void model_forward(Model *m, const Ctx *c, const ModelBatch *b);

@@ -3,6 +3,7 @@
 # error messages that name the file, line, key or option that is wrong.
 set -uo pipefail
 NMT=$1
+configs=$(cd "$(dirname "${BASH_SOURCE[0]}")/../configs" && pwd)
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 expect 2 "usage: nmt <command>" "$NMT"
 expect 0 "translate" "$NMT" --help
@@ -77,13 +78,34 @@ YAML
 "$NMT" bench train -c tiny.yaml --len 10 --warmup 0 --steps 1 --json > train.json 2>&1
 num() { grep -o "\"$1\":[0-9.]*" train.json | sed 's/.*://'; }
 if grep -q '"gflop_per_step":0.0149,' train.json && grep -q '"arch":"[a-z0-9-]*"' train.json &&
-   awk -v g="$(num gflops)" -v p="$(num pct_peak)" 'BEGIN{exit !(g > 0 && p > 0)}'; then
+   awk -v g="$(num gflops)" -v p="$(num pct_peak)" 'BEGIN{exit !(g > 0 && p > 0)}' &&
+   awk -v pm="$(num params_m)" -v mp="$(num mb_params)" -v ma="$(num mb_adam)" \
+       -v act="$(num mb_acts)" -v rss="$(num peak_rss_mb)" \
+       'BEGIN{b = pm * 4e6 / 1048576; exit !(mp >= b && mp < b + 1 && ma >= 2 * b && ma < 2 * b + 1 && act > 0 && act < rss)}'; then
     passed=$((passed + 1))
 else
-    echo "FAIL: bench train: GFLOP per step not 0.0149, or no GFLOP/s, %peak or arch:"
+    echo "FAIL: bench train: GFLOP per step not 0.0149, no GFLOP/s, %peak or arch, or memory not 4 bytes a parameter:"
     cat train.json
     failed=$((failed + 1))
 fi
+# A benchmark opens no data: transformer-base.yaml's ${WMT14} paths may be unset, and without
+# model.vocab_size the model has data.vocab_size entries, as `nmt prepare` would build.
+small=(--set model.d_model=32 --set model.heads=4 --set model.ffn=64 --set model.enc_layers=1
+       --set model.dec_layers=1 --set train.batch_tokens=100 --set train.threads=1
+       --set data.vocab_size=300 --len 10 --warmup 0 --steps 1 --json)
+env -u WMT14 "$NMT" bench train -c "$configs/transformer-base.yaml" "${small[@]}" > base.json 2>&1
+env -u WMT14 "$NMT" bench train -c "$configs/transformer-base.yaml" "${small[@]}" \
+    --set model.vocab_size=300 > base300.json 2>&1
+params() { grep -o '"params_m":[0-9.]*' "$1"; }
+if [ -n "$(params base.json)" ] && [ "$(params base.json)" = "$(params base300.json)" ]; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: bench train on transformer-base.yaml without WMT14, vocabulary from data.vocab_size:"
+    cat base.json base300.json
+    failed=$((failed + 1))
+fi
+expect 2 "environment variable WMT14 is not set" env -u WMT14 "$NMT" train \
+    -c "$configs/transformer-base.yaml"
 printf 'a\nb\nc\n' > three.en
 printf 'x\ny\n' > two.de
 cat > mismatch.yaml <<YAML

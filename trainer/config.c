@@ -161,8 +161,9 @@ static const char *range_text(int k, char *out, size_t n) {
     return keys[k].type == CT_ENUM ? config_enum_choices(k, "|", "|", out, n) : keys[k].range;
 }
 
-/* ${VAR} expansion; NMT_DATA defaults to ../shared/data. */
-static int expand_env(const char *in, char *out, size_t cap, const char *where) {
+/* ${VAR} expansion; NMT_DATA defaults to ../shared/data. Another unset variable is an error,
+ * unless the command opens no path (c->paths_unused): then "${VAR}" stays in the value. */
+static int expand_env(const Config *c, const char *in, char *out, size_t cap, const char *where) {
     size_t o = 0;
     for (const char *p = in; *p;) {
         if (p[0] == '$' && p[1] == '{') {
@@ -175,13 +176,17 @@ static int expand_env(const char *in, char *out, size_t cap, const char *where) 
             memcpy(var, p + 2, n);
             var[n] = 0;
             const char *val = getenv(var);
+            size_t vn = 0;
             if (!val || !*val) {
-                if (strcmp(var, "NMT_DATA"))
+                if (!strcmp(var, "NMT_DATA"))
+                    val = "../shared/data";
+                else if (c->paths_unused)
+                    val = p, vn = (size_t)(end + 1 - p);  // the reference itself
+                else
                     return status_fail("%s: environment variable %s is not set (used in '%s')",
                                        where, var, in);
-                val = "../shared/data";
             }
-            size_t vn = strlen(val);
+            if (!vn) vn = strlen(val);
             if (o + vn >= cap) return status_fail("%s: value too long", where);
             memcpy(out + o, val, vn);
             o += vn;
@@ -259,7 +264,7 @@ static int set_scalar(Config *c, int k, const char *v, const char *where) {
     }
     case CT_STR: {
         char buf[4096];
-        if (expand_env(v, buf, sizeof buf, where) || check_utf8(buf, where, ks->name)) return -1;
+        if (expand_env(c, v, buf, sizeof buf, where) || check_utf8(buf, where, ks->name)) return -1;
         *(const char **)field = config_strdup(c, buf, strlen(buf));
         break;
     }
@@ -278,9 +283,9 @@ static int set_scalar(Config *c, int k, const char *v, const char *where) {
                                    ks->name, v);
             char src[4096], tgt[4096], raw[4096];
             snprintf(raw, sizeof raw, "%.*s", (int)(comma - p), p);
-            if (expand_env(raw, src, sizeof src, where)) return -1;
+            if (expand_env(c, raw, src, sizeof src, where)) return -1;
             snprintf(raw, sizeof raw, "%.*s", (int)(stop - comma - 1), comma + 1);
-            if (expand_env(raw, tgt, sizeof tgt, where) || check_utf8(src, where, ks->name) ||
+            if (expand_env(c, raw, tgt, sizeof tgt, where) || check_utf8(src, where, ks->name) ||
                 check_utf8(tgt, where, ks->name))
                 return -1;
             items[i] = (CorpusPair){config_strdup(c, src, strlen(src)),
@@ -378,7 +383,7 @@ static int read_corpora(Config *c, YamlReader *r, int k) {
                                    keys[k].name, field);
             char path[4096];
             snprintf(where, sizeof where, "%s:%zu", r->origin, fline);
-            if (expand_env(ev_text(r), path, sizeof path, where) ||
+            if (expand_env(c, ev_text(r), path, sizeof path, where) ||
                 check_utf8(path, where, keys[k].name))
                 return -1;
             const char *owned = config_strdup(c, path, strlen(path));

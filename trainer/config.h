@@ -42,6 +42,8 @@ typedef struct Config {
     TrainConfig train;
     const char *origin[CONFIG_NKEYS];  // where each key got its value: "file:line", "--set", NULL = default
     ConfigStrings *strings;            // owns every string above
+    bool paths_unused;  // set by commands that open no data file (bench): an unset ${VAR} in a
+                        // value is kept as it is rather than refused
 } Config;
 
 void config_init(Config *c);  // all defaults

@@ -647,6 +647,11 @@ int train_run(Config *cfg) {
               resumed ? "resuming" : "starting", attention_mode_name(cfg->model.attention),
               config_model_dk(&cfg->model), nparams, nparams / 1e6, t->m.V, t->train_cache.npairs,
               t->valid_cache.npairs, ranks_text, t->m.nthreads, gemm->name);
+    ModelMemory mem = model_memory(&t->m);
+    char mem_text[256];
+    model_memory_text(&mem, mem_text, sizeof mem_text);
+    logf_both(t, "[train] memory: %s (for batches of %d tokens, sentences of up to %d)\n",
+              mem_text, t->m.max_tokens, t->m.max_len);
     if (resumed)
         logf_both(t, "[train] resumed at update %ld, epoch %d, batch %ld of the epoch\n",
                   t->st.update, t->st.epoch, t->st.batch_in_epoch);

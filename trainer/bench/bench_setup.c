@@ -7,13 +7,15 @@
 bool bench_setup(const char *cmd, int argc, char **argv, const ArgsOption *opts, int nopts,
                  void (*usage)(FILE *out), Config *cfg, Model *m, const GemmImpl **gemm) {
     config_init(cfg);
+    cfg->paths_unused = true;  // a benchmark reads no data: ${VAR} in data paths may be unset
     if (!args_parse(cmd, argc, argv, opts, nopts, NULL, cfg, usage)) {
         config_free(cfg);
         return false;
     }
     args_config_finish(cmd, cfg);
     *gemm = gemm_select(gemm_backend_name(cfg->train.gemm));
-    if (cfg->model.vocab_size <= 0) args_usage_error(cmd, "the config must set model.vocab_size");
+    if (cfg->model.vocab_size <= 0)  // the vocabulary `nmt prepare` would build
+        cfg->model.vocab_size = cfg->data.vocab_size;
     model_build(m, &cfg->model, cfg->model.vocab_size);
     model_init_params(m, (uint64_t)cfg->train.seed);
     return true;

@@ -95,6 +95,8 @@ int bench_train(int argc, char **argv) {
     double med = bench_median(step_s, steps), wait_med = bench_median(wait_s, steps);
     long ntok = (long)B * len * nranks;
     double params_m = params_count(&m.params) / 1e6, rss = rss_peak_mb();
+    const ModelMemory mem = model_memory(&m);
+    const double MB = 1 << 20;
     // the job's work and peak: every rank's
     const double gflop = nranks * model_flops_total(flops) / 1e9, gflops = gflop / med;
     const double peak_gflops = nranks * peak.gflops;
@@ -123,7 +125,9 @@ int bench_train(int argc, char **argv) {
         if (nranks > 1)
             printf(",\"ranks\":%d,\"overlap\":%s,\"ms_sync_wait\":%.2f", nranks,
                    cfg.train.dist_overlap ? "true" : "false", wait_med * 1e3);
-        printf(",\"peak_rss_mb\":%.1f}\n", rss);
+        printf(",\"mb_params\":%.1f,\"mb_grads\":%.1f,\"mb_adam\":%.1f,\"mb_acts\":%.1f,"
+               "\"mb_work\":%.1f,\"peak_rss_mb\":%.1f}\n",
+               mem.params / MB, mem.grads / MB, mem.adam / MB, mem.acts / MB, mem.work / MB, rss);
     } else if (rank == 0) {
         printf(
             "train step: %s attention (dk %d), %.2fM parameters, batch %dx%d%s = %ld target tokens, "
@@ -135,6 +139,10 @@ int bench_train(int argc, char **argv) {
                    cfg.train.dist_overlap ? "overlapped with" : "after", wait_med * 1e3);
         printf("  %.0f target tokens/s   %.1f ms/step (median of %d; best %.1f)   peak RSS %.0f MB\n",
                ntok / med, med * 1e3, steps, step_s[0] * 1e3, rss);
+        char mem_text[256];
+        model_memory_text(&mem, mem_text, sizeof mem_text);
+        printf("  memory: %s; the rest of the peak RSS %.0f MB\n", mem_text,
+               rss - (mem.params + mem.grads + mem.adam + mem.acts + mem.work) / MB);
         printf("  ms per step:");
         for (int p = 0; p < PHASE_COUNT; p++) printf(" %s %.1f", model_phase_names[p], phase[p]);
         printf(" optimizer %.1f\n", opt_s);
