@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# scripts/bench-vs-torch.sh [--isa native|avx2] [REPS]: our training step and decoding against the
-# PyTorch anchor (../shared/peers/torch_transformer_bench.py, Debian's python3-torch) on the same
-# small config, batch and thread count, run alternately REPS times (default 3) so machine noise
-# hits both; prints the medians and the ratios ours/PyTorch for tokens/s, peak RSS and
-# sentences/s, and our GFLOP/s and share of the FP32 FMA peak.
+# scripts/bench-vs-torch.sh [--isa native|avx2] [--config small|base] [REPS]: our training step
+# and decoding against the PyTorch anchor (../shared/peers/torch_transformer_bench.py, Debian's
+# python3-torch) on the same config, batch and thread count, run alternately REPS times (default
+# 3) so machine noise hits both; prints the medians and the ratios ours/PyTorch for tokens/s, peak
+# RSS and sentences/s, and our GFLOP/s and share of the FP32 FMA peak.
+#   --config small  (default) the small model (bench-small.yaml, collab D~k 128), training and
+#                   decoding
+#   --config base   transformer-base (transformer-base.yaml, collab D~k 128 = D/4), training only
+#                   (about 10 minutes per repetition on 2 cores; PyTorch needs 8-10 GB)
 #   --isa native  (default) ours as built in build/release, both at this CPU's widest ISA
 #   --isa avx2    AVX2 on any x86 CPU, also one with AVX-512: ours built for x86-64-v3 in
 #                 build/x86-64-v3 (NMT_ARCH, no AVX-512 code runs) with OPENBLAS_CORETYPE=Haswell,
@@ -12,14 +16,23 @@
 #   NMT=path      our binary (skips the build of --isa avx2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-isa=native reps=3
+isa=native config=small reps=3
 while [ $# -gt 0 ]; do
     case $1 in
         --isa) isa=${2:?--isa needs native or avx2}; shift 2 ;;
+        --config) config=${2:?--config needs small or base}; shift 2 ;;
         [0-9]*) reps=$1; shift ;;
-        *) echo "usage: $0 [--isa native|avx2] [REPS]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--isa native|avx2] [--config small|base] [REPS]" >&2; exit 2 ;;
     esac
 done
+case $config in
+    small) concat_cfg=(-c configs/bench-small.yaml) collab_cfg=(-c configs/bench-small-collab.yaml)
+           peer_config=tiny steps=() ;;
+    base) concat_cfg=(-c configs/transformer-base.yaml)
+          collab_cfg=(-c configs/transformer-base.yaml -c configs/collab-dk128.yaml)
+          peer_config=base steps=(--warmup 1 --steps 3) ;;
+    *) echo "--config: expected small or base, not '$config'" >&2; exit 2 ;;
+esac
 ours_env=() peer_env=()
 case $isa in
     native) nmt=${NMT:-build/release/bin/nmt} ;;
@@ -42,17 +55,18 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for r in $(seq 1 "$reps"); do
     for mode in concat collab; do
-        cfg=configs/bench-small.yaml
+        cfg=("${concat_cfg[@]}")
         targs=(--attn concat)
-        [ $mode = collab ] && cfg=configs/bench-small-collab.yaml && targs=(--attn collab --dkt 128)
+        [ $mode = collab ] && cfg=("${collab_cfg[@]}") && targs=(--attn collab --dkt 128)
+        [ $config = small ] && targs+=(--decode)
         echo "rep $r: $mode" >&2
-        env "${ours_env[@]}" "$nmt" bench train -c "$cfg" --set train.threads="$threads" --json \
-            2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
-        env "${ours_env[@]}" "$nmt" bench decode -c "$cfg" --set train.threads="$threads" --json \
-            2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
-        env "${peer_env[@]}" OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$torch" --config tiny "${targs[@]}" \
-            --threads "$threads" --decode 2>/dev/null | grep -E '^(TORCH|DECODE)' |
-            sed "s/^/PEER $mode /" >> "$out"
+        env "${ours_env[@]}" "$nmt" bench train "${cfg[@]}" --set train.threads="$threads" \
+            "${steps[@]}" --json 2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
+        [ $config = small ] && env "${ours_env[@]}" "$nmt" bench decode "${cfg[@]}" \
+            --set train.threads="$threads" --json 2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
+        env "${peer_env[@]}" OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$torch" \
+            --config $peer_config "${targs[@]}" "${steps[@]}" --threads "$threads" 2>/dev/null |
+            grep -E '^(TORCH|DECODE)' | sed "s/^/PEER $mode /" >> "$out"
     done
 done
 /usr/bin/python3 - "$out" <<'PY'
@@ -66,6 +80,11 @@ for line in open(sys.argv[1]):
         if e["bench"] == "train":
             ours.setdefault((mode, "tokens/s"), []).append(e["tokens_per_s"])
             ours.setdefault((mode, "peak RSS MB"), []).append(e["peak_rss_mb"])
+            # ours only: what the peak RSS holds (planned sizes; the rest is code and libraries)
+            ours.setdefault((mode, "MB params+grads+Adam"), []).append(
+                e["mb_params"] + e["mb_grads"] + e["mb_adam"])
+            ours.setdefault((mode, "MB activations"), []).append(e["mb_acts"])
+            ours.setdefault((mode, "MB workspace"), []).append(e["mb_work"])
         else:
             ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
         ours.setdefault((mode, what + " GFLOP/s"), []).append(e["gflops"])
@@ -80,12 +99,12 @@ for line in open(sys.argv[1]):
             name = "greedy" if kv["mode"] == "greedy" else "beam"
             peer.setdefault((mode, name + " sent/s"), []).append(float(kv["sent_s"]))
 print(f"ours: {arch}")
-print(f"{'attention':10s} {'measure':14s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s}")
+print(f"{'attention':10s} {'measure':20s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s}")
 for key in sorted(ours):
     o = statistics.median(ours[key])
-    if key not in peer:  # ours only: the work of the matrix products (model/flops.h)
-        print(f"{key[0]:10s} {key[1]:14s} {o:10.1f} {'-':>10s} {'-':>7s}")
+    if key not in peer:  # ours only: the matrix products' work (model/flops.h), memory by use
+        print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {'-':>10s} {'-':>7s}")
         continue
     p = statistics.median(peer[key])
-    print(f"{key[0]:10s} {key[1]:14s} {o:10.1f} {p:10.1f} {o / p:7.2f}")
+    print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {p:10.1f} {o / p:7.2f}")
 PY
