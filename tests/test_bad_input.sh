@@ -95,6 +95,13 @@ for n in 1024 3; do  # the default, then --max-src-len 3
         long.err
     [ $n = 3 ] || check "only the over-long line is cut" test "$(grep -c warning long.err)" -eq 1
 done
+# scoring refuses an over-long pair (a cut sentence's score is not its score), naming the line
+expect 1 "long.en: line 2 has" "$NMT" score -m $ckpt --src long.en --ref long.en
+expect 1 "more than decode.max_src_len (1024): remove the pair or raise --max-src-len" \
+    "$NMT" score -m $ckpt --src long.en --ref long.en
+printf 'abc def\nfed\ncab\n' > short.en
+expect 1 "long.en: line 2 has" "$NMT" score -m $ckpt --src short.en --ref long.en
+expect 0 "3 sentences" "$NMT" score -m $ckpt --src short.en --ref short.en --max-src-len 8
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

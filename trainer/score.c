@@ -75,6 +75,13 @@ ScoreTotal score_lines(LoadedModel *lm, char *const *src, char *const *ref, long
     int *slen = xmalloc(sizeof(int) * cnt), *rlen = xmalloc(sizeof(int) * cnt);
     translator_encode(lm->spm, src, n, sid, slen, src_what);
     translator_encode(lm->spm, ref, n, rid, rlen, ref_what);
+    // A cut pair's score would not be its score; an uncut one plans memory for its length.
+    const int limit = lm->cfg.decode.max_src_len;
+    for (long i = 0; i < n; i++)
+        if (slen[i] > limit || rlen[i] > limit)
+            FATAL("%s: line %ld has %d tokens, more than decode.max_src_len (%d): remove the pair "
+                  "or raise --max-src-len", slen[i] > limit ? src_what : ref_what, i + 1,
+                  slen[i] > limit ? slen[i] : rlen[i], limit);
     if (detail) {
         detail->ids = xmalloc(sizeof(int32_t *) * cnt), detail->logp = xmalloc(sizeof(double *) * cnt);
         for (long i = 0; i < n; i++) {

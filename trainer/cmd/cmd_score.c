@@ -17,11 +17,14 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: nmt score -m CHECKPOINT --src FILE --ref FILE [--batch-tokens N] [--json]\n\n"
+            "usage: nmt score -m CHECKPOINT --src FILE --ref FILE [--batch-tokens N]\n"
+            "                 [--max-src-len N] [--json]\n\n"
             "Prints \"log-probability<TAB>tokens\" of each reference given its source (EOS\n"
             "included), then the corpus NLL per token and perplexity on stderr.\n\n"
             "  --batch-tokens N    padded tokens per scoring batch (decode.batch_tokens; the\n"
             "                      scores do not depend on it beyond rounding)\n"
+            "  --max-src-len N     longest sentence in tokens, either side; a longer pair is\n"
+            "                      refused, naming its line (decode.max_src_len)\n"
             "  --json              instead, one JSON object per line and pair:\n"
             "                      {\"line\":1,\"ids\":[...],\"logprobs\":[...],\"logprob\":S,\n"
             "                      \"length\":N} (ids and log-probabilities of the reference's\n"
