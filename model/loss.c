@@ -6,9 +6,13 @@
 
 #include "vecmath.h"
 
+/* Up to 512 rows, within 64 MiB of logits: the weight gradient of the output layer is a product
+ * with K = the chunk's rows, which runs near the GEMM's full speed only from a few hundred on
+ * (transformer-base, V = 32000, 2 threads of an AVX2 EPYC: the output layer took 3.26 s per step
+ * with 512-row chunks against 4.09 s with 131, medians of 3 alternating runs). */
 int loss_chunk_rows(int V) {
-    int rows = (4 << 20) / (V > 0 ? V : 1);
-    return rows < 16 ? 16 : rows > 1024 ? 1024 : rows;
+    int rows = (16 << 20) / (V > 0 ? V : 1);
+    return rows < 16 ? 16 : rows > 512 ? 512 : rows;
 }
 
 size_t loss_work_floats(int V) {

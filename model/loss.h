@@ -18,7 +18,7 @@ typedef struct LossStats {
     long ntok;    // non-pad target tokens
 } LossStats;
 
-/* Rows of the logits chunk buffer for vocabulary V (about 16 MiB of logits). */
+/* Rows of the logits chunk buffer for vocabulary V (at most 512, at most 64 MiB of logits). */
 int loss_chunk_rows(int V);
 
 /* Adds the loss of h(N, D) against tgt(N) to st; with dh != NULL also dh(N,D) += and
