@@ -3,11 +3,12 @@
 # and decoding against the PyTorch anchor (../shared/peers/torch_transformer_bench.py, Debian's
 # python3-torch) on the same config, batch and thread count, run alternately REPS times (default
 # 3) so machine noise hits both; prints the medians and the ratios ours/PyTorch for tokens/s, peak
-# RSS and sentences/s, and our GFLOP/s and share of the FP32 FMA peak.
+# RSS and sentences/s, and our GFLOP/s, share of the FP32 FMA peak and memory by use. PyTorch
+# runs in the environment of its published anchors (OMP_WAIT_POLICY=PASSIVE, glibc heap tunables).
 #   --config small  (default) the small model (bench-small.yaml, collab D~k 128), training and
 #                   decoding
 #   --config base   transformer-base (transformer-base.yaml, collab D~k 128 = D/4), training only
-#                   (about 10 minutes per repetition on 2 cores; PyTorch needs 8-10 GB)
+#                   (about 5 minutes per repetition on 2 cores; PyTorch needs 8-10 GB)
 #   --isa native  (default) ours as built in build/release, both at this CPU's widest ISA
 #   --isa avx2    AVX2 on any x86 CPU, also one with AVX-512: ours built for x86-64-v3 in
 #                 build/x86-64-v3 (NMT_ARCH, no AVX-512 code runs) with OPENBLAS_CORETYPE=Haswell,
@@ -47,6 +48,11 @@ case $isa in
     *) echo "--isa: expected native or avx2, not '$isa'" >&2; exit 2 ;;
 esac
 torch=${NMT_SHARED:-../shared}/peers/torch_transformer_bench.py
+# PyTorch in the environment its published anchors use (../shared/peers/run_all.sh): waiting
+# OpenMP threads sleep, and glibc keeps freed memory rather than unmapping and faulting it in again
+# every step (first touches are slow in VMs)
+peer_tuned=(OMP_WAIT_POLICY=PASSIVE
+            GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736)
 threads=$(nproc)
 [ -x "$nmt" ] || { echo "build first (scripts/demo.sh or cmake): $nmt is missing" >&2; exit 1; }
 [ -f "$torch" ] || { echo "$torch is missing" >&2; exit 1; }
@@ -64,7 +70,7 @@ for r in $(seq 1 "$reps"); do
             "${steps[@]}" --json 2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
         [ $config = small ] && env "${ours_env[@]}" "$nmt" bench decode "${cfg[@]}" \
             --set train.threads="$threads" --json 2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
-        env "${peer_env[@]}" OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$torch" \
+        env "${peer_env[@]}" "${peer_tuned[@]}" /usr/bin/python3 "$torch" \
             --config $peer_config "${targs[@]}" "${steps[@]}" --threads "$threads" 2>/dev/null |
             grep -E '^(TORCH|DECODE)' | sed "s/^/PEER $mode /" >> "$out"
     done
