@@ -105,6 +105,36 @@ static void check_loss(void) {
     free(t.h), free(t.emb), free(t.work), free(dh), free(demb);
 }
 
+/* The output layer in chunks of loss_chunk_rows(V) rows equals the same rows one call at a time:
+ * a vocabulary large enough for three chunks. */
+static void check_loss_chunks(void) {
+    Rng r = rng_init(4, 0);
+    const int D = 4, V = 70000, rows = loss_chunk_rows(V), N = 2 * rows + rows / 2;
+    EXPECT(rows < N / 2, "a 70000-entry vocabulary gives chunks of %d rows", rows);
+    int32_t *tgt = malloc(sizeof(int32_t) * N);
+    for (int i = 0; i < N; i++) tgt[i] = i % 7 == 3 ? TOKEN_PAD : 4 + (int32_t)rng_below(&r, V - 4);
+    float *h = randv((long)N * D, 1, &r), *emb = randv((long)V * D, 1, &r);
+    float *work = malloc(sizeof(float) * loss_work_floats(V));
+    float *dh = calloc((size_t)N * D, 4), *demb = calloc((size_t)V * D, 4);
+    float *dh1 = calloc((size_t)N * D, 4), *demb1 = calloc((size_t)V * D, 4);
+    Ctx c = {gemm, 0, 0, false};
+    LossStats all = {0}, one = {0};
+    loss_forward_backward(&c, &all, dh, demb, h, tgt, emb, N, D, V, 0.1f, TOKEN_PAD, work);
+    for (int i = 0; i < N; i++)
+        loss_forward_backward(&c, &one, dh1 + (size_t)i * D, demb1, h + (size_t)i * D, tgt + i,
+                              emb, 1, D, V, 0.1f, TOKEN_PAD, work);
+    EXPECT(all.ntok == one.ntok, "tokens %ld vs %ld", all.ntok, one.ntok);
+    EXPECT(fabs(all.loss - one.loss) <= 1e-9 * fabs(one.loss), "loss %.12g vs %.12g", all.loss, one.loss);
+    EXPECT(fabs(all.nll - one.nll) <= 1e-9 * fabs(one.nll), "nll %.12g vs %.12g", all.nll, one.nll);
+    double worst = 0;
+    for (long i = 0; i < (long)N * D; i++) worst = fmax(worst, fabs(dh[i] - dh1[i]));
+    EXPECT(worst <= 1e-5, "dh differs by %g", worst);  // float sums in another order
+    worst = 0;
+    for (long i = 0; i < (long)V * D; i++) worst = fmax(worst, fabs(demb[i] - demb1[i]));
+    EXPECT(worst <= 1e-5, "demb differs by %g", worst);
+    free(tgt), free(h), free(emb), free(work), free(dh), free(demb), free(dh1), free(demb1);
+}
+
 /* ---------------------------------------------------------------- FFN */
 
 typedef struct { int N, D, F; FfnParams p; float *x, *pre, *h, *y, *R; Ctx c; } FfnCase;
@@ -338,6 +368,7 @@ int main(void) {
     check_layernorm();
     check_embedding();
     check_loss();
+    check_loss_chunks();
     check_ffn();
     AttnSpec specs[] = {
         {"concat self padded", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, 16, 4, 16, 2, 5, 5, true, false, 0.0f},
