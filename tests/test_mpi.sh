@@ -25,15 +25,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 mpi() { "$MPIRUN" -np 2 --bind-to none "$@"; }
 
 tiny_corpus 700 600
-cat > cfg.yaml <<YAML
-data:
-  dir: data
-  train: [{src: train.en, tgt: train.de}]
-  valid: [{src: valid.en, tgt: valid.de}]
-  vocab_size: 300
-  spm_input_sentences: 0
-model: {d_model: 32, heads: 4, ffn: 64, enc_layers: 2, dec_layers: 2, dropout: 0.1,
-        attention_dropout: 0.1, ffn_dropout: 0.1}
+dropout_model_config
+cat >> cfg.yaml <<YAML
 train: {run_dir: run, batch_tokens: 300, max_updates: 20, save_freq: 5, keep_checkpoints: 5,
         valid_freq: 10, disp_freq: 1, lr: 0.003, warmup: 10, threads: 1, check_freq: 5,
         gemm: blocked}

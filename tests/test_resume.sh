@@ -9,15 +9,8 @@ NMT=$1
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 
 tiny_corpus 700 600  # a synthetic parallel corpus: made-up words, the target reverses the source
-cat > cfg.yaml <<YAML
-data:
-  dir: data
-  train: [{src: train.en, tgt: train.de}]
-  valid: [{src: valid.en, tgt: valid.de}]
-  vocab_size: 300
-  spm_input_sentences: 0
-model: {d_model: 32, heads: 4, ffn: 64, enc_layers: 2, dec_layers: 2, dropout: 0.1,
-        attention_dropout: 0.1, ffn_dropout: 0.1}
+dropout_model_config
+cat >> cfg.yaml <<YAML
 train: {run_dir: run, batch_tokens: 300, max_updates: 24, save_freq: 6, keep_checkpoints: 2,
         valid_freq: 12, disp_freq: 1, lr: 0.003, warmup: 10, threads: 2}
 decode: {max_len_a: 1.2, max_len_b: 4, valid_beam: 1}
