@@ -40,8 +40,6 @@ tiny_corpus() {
         }
     }'
 }
-# cfg.yaml: a tiny model (D 32, 1+1 layers, 2 updates) on tiny_corpus's files, trained into
-# run/; tests change it with --set.
 # The data and model of the tests that train for a few dozen updates (2+2 layers of D 32, every
 # dropout on) in cfg.yaml; the test appends its own train: and decode: sections.
 dropout_model_config() {
@@ -56,6 +54,8 @@ model: {d_model: 32, heads: 4, ffn: 64, enc_layers: 2, dec_layers: 2, dropout: 0
         attention_dropout: 0.1, ffn_dropout: 0.1}
 YAML
 }
+# cfg.yaml: a tiny model (D 32, 1+1 layers, 2 updates) on tiny_corpus's files, trained into
+# run/; tests change it with --set.
 tiny_config() {
     cat > cfg.yaml <<YAML
 data: {dir: data, train: [{src: train.en, tgt: train.de}], valid: [{src: valid.en, tgt: valid.de}],
