@@ -20,9 +20,12 @@
 
 #include "check.h"
 #include "status.h"
+#include "unigram.h"
 
 struct SpmModel {
     sentencepiece::SentencePieceProcessor processor;
+    UnigramEncoder *fast = nullptr;  // unigram.h's encoder, NULL for models it does not cover
+    ~SpmModel() { unigram_encoder_free(fast); }
 };
 
 namespace {
@@ -79,12 +82,7 @@ std::string number_text(double x) {
 
 int copy_ids(const std::vector<int> &ids, SpmIds *out) {
     int n = static_cast<int>(ids.size());
-    if (n > out->cap) {
-        int cap = n > 2 * out->cap ? n : 2 * out->cap;
-        out->ids =
-            static_cast<int32_t *>(xrealloc(out->ids, sizeof(int32_t) * static_cast<size_t>(cap)));
-        out->cap = cap;
-    }
+    spm_ids_reserve(out, n);
     for (int i = 0; i < n; i++) out->ids[i] = ids[static_cast<size_t>(i)];
     out->n = n;
     return 0;
@@ -107,6 +105,8 @@ int finish_load(SpmModel **out, std::unique_ptr<SpmModel> model, const Status &s
             SPM_BOS_ID, SPM_EOS_ID);
         return kInvalidArgument;
     }
+    const std::string proto = p.serialized_model_proto();
+    model->fast = unigram_encoder_new(proto.data(), proto.size());
     *out = model.release();
     return 0;
 }
@@ -171,7 +171,19 @@ void spm_ids_free(SpmIds *ids) {
     *ids = SpmIds{};
 }
 
+void spm_ids_reserve(SpmIds *ids, int n) {
+    if (n <= ids->cap) return;
+    int cap = n > 2 * ids->cap ? n : 2 * ids->cap;
+    ids->ids = static_cast<int32_t *>(xrealloc(ids->ids, sizeof(int32_t) * static_cast<size_t>(cap)));
+    ids->cap = cap;
+}
+
 int spm_encode(const SpmModel *model, const char *text, size_t len, SpmIds *out) {
+    if (model->fast && unigram_encode(model->fast, text, len, out)) return 0;
+    return spm_encode_library(model, text, len, out);
+}
+
+int spm_encode_library(const SpmModel *model, const char *text, size_t len, SpmIds *out) {
     return guard(kInternal, "encode", [&] {
         std::vector<int> ids;
         Status status = model->processor.Encode(std::string_view(text, len), &ids);

@@ -55,9 +55,15 @@ typedef struct SpmIds {
     int n, cap;
 } SpmIds;
 void spm_ids_free(SpmIds *ids);
+void spm_ids_reserve(SpmIds *ids, int n);  // room for n ids
 
-/* The best segmentation of text[0 .. len) as piece ids (no BOS/EOS). */
+/* The best segmentation of text[0 .. len) as piece ids (no BOS/EOS). For the models `nmt prepare`
+ * trains (unigram, identity normalizer, byte fallback) and valid UTF-8 it comes from unigram.h's
+ * encoder, which gives the library's ids without its per-piece objects; otherwise from the
+ * library, as spm_encode_library. */
 int spm_encode(const SpmModel *model, const char *text, size_t len, SpmIds *out);
+/* The same from SentencePiece's own Encode, for any model and input. */
+int spm_encode_library(const SpmModel *model, const char *text, size_t len, SpmIds *out);
 /* A sampled segmentation (subword regularization). Unigram: nbest < 0 samples from the whole
  * lattice, alpha is the inverse temperature; BPE: alpha is the merge dropout probability.
  * Samples come from SentencePiece's per-thread generator, so sampled segmentations are random

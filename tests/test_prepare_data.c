@@ -2,7 +2,8 @@
  * train/val/test2016 plus the WMT news test sets 2008-2013 as extra test corpora, one joint 8k
  * unigram model. The raw files are read here independently (zlib gzgets), the expected training
  * pairs are recomputed (string-compared duplicates, this test's own length rules), and then:
- * every cached pair must be the encoding of its normalized line and decode back to it exactly,
+ * every cached pair must be the library's encoding of its normalized line (prepare encodes with
+ * unigram.h's encoder, so this holds it to the library) and decode back to it exactly,
  * on every line of every split; the text copies must be the normalized lines; the manifest must
  * hold the right counts (line counts from shared/data/README.md); a second run must reuse; a
  * changed length filter must re-encode with the same model. */
@@ -18,6 +19,7 @@
 #include "test_files.h"
 #include "test_util.h"
 #include "tokcache.h"
+#include "unigram.h"
 
 typedef struct Lines {
     char **line;
@@ -155,8 +157,8 @@ static void check_train(const DataConfig *spec, const Model *m) {
 #pragma omp parallel for schedule(dynamic, 64)
     for (long i = 0; i < n; i++) {
         if (!pairs[i]) continue;
-        spm_encode(m->spm, en.line[i], strlen(en.line[i]), &enc[2 * i]);
-        spm_encode(m->spm, de.line[i], strlen(de.line[i]), &enc[2 * i + 1]);
+        spm_encode_library(m->spm, en.line[i], strlen(en.line[i]), &enc[2 * i]);
+        spm_encode_library(m->spm, de.line[i], strlen(de.line[i]), &enc[2 * i + 1]);
         verdict[i] = length_verdict(spec, enc[2 * i].n, enc[2 * i + 1].n);
     }
     for (long i = 0; i < n; i++) {
@@ -205,8 +207,8 @@ static void check_train(const DataConfig *spec, const Model *m) {
     lines_free(&de);
 }
 
-/* Valid/test: nothing dropped, the text copies are the normalized lines, the cache decodes to
- * them. Returns the pairs of the split. */
+/* Valid/test: nothing dropped, the text copies are the normalized lines, the cache holds the
+ * library's encoding of them and decodes to them. Returns the pairs of the split. */
 static long check_eval_split(const DataConfig *spec, const Model *m, Split split,
                              const CorpusList *list, const long *want_lines) {
     char *copy_path[2] = {prepare_split_path(spec->dir, split, "src"),
@@ -227,7 +229,12 @@ static long check_eval_split(const DataConfig *spec, const Model *m, Split split
         for (long i = 0; i < n; i++) {
             copy_bad += strcmp(copy[0].line[first + i], en.line[i]) ||
                         strcmp(copy[1].line[first + i], de.line[i]);
-            bad += check_pair(m, &c, first + i, en.line[i], de.line[i], NULL, NULL);
+            SpmIds want[2] = {{0}, {0}};
+            spm_encode_library(m->spm, en.line[i], strlen(en.line[i]), &want[0]);
+            spm_encode_library(m->spm, de.line[i], strlen(de.line[i]), &want[1]);
+            bad += check_pair(m, &c, first + i, en.line[i], de.line[i], &want[0], &want[1]);
+            spm_ids_free(&want[0]);
+            spm_ids_free(&want[1]);
         }
         pair += en.n < de.n ? en.n : de.n;
         lines_free(&en);
@@ -288,6 +295,12 @@ int main(void) {
     };
     EXPECT(prepare_run(&spec) == PREPARE_BUILT, "first run builds");
     Model m = load_model(dir);
+    size_t model_len = 0;
+    char *model_bytes = test_read_file(test_path(dir, PREPARE_SPM_MODEL), &model_len);
+    UnigramEncoder *fast = model_bytes ? unigram_encoder_new(model_bytes, model_len) : NULL;
+    EXPECT(fast != NULL, "prepare's unigram model should be encoded by unigram.h, not the library");
+    unigram_encoder_free(fast);
+    free(model_bytes);
     if (m.spm) {
         EXPECT(spm_vocab_size(m.spm) == 8000, "vocabulary %d", spm_vocab_size(m.spm));
         check_train(&spec, &m);

@@ -2,7 +2,8 @@
  * the project's special ids, encode/decode round trips including characters never seen in
  * training (byte fallback), sampled encodings, vocabulary queries, loading from a file and from
  * bytes, thread-safe parallel encoding, error returns instead of exceptions, and hypotheses of
- * byte pieces detokenized to one line of valid UTF-8 (translator_decode). */
+ * byte pieces detokenized to one line of valid UTF-8 (translator_decode), and unigram.h's encoder
+ * against the library on edge cases (test_prepare_data.c holds it to the library on real text). */
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "test_files.h"
 #include "translator.h"
 #include "test_util.h"
+#include "unigram.h"
 
 enum { NSENT = 3000 };
 
@@ -89,6 +91,51 @@ static int expect_round_trip(const SpmModel *m, const char *text, SpmIds *ids) {
     return ids->n;
 }
 
+/* unigram.h's encoder exists for the unigram model only, and gives the library's ids on the corpus
+ * and on whitespace, U+2581, NUL, unseen characters and long input; it declines invalid UTF-8. */
+static void expect_fast_encoder(const Corpus *c, const SpmModel *m, const char *type,
+                                const char *bytes, size_t len) {
+    UnigramEncoder *fast = unigram_encoder_new(bytes, len);
+    bool unigram = !strcmp(type, "unigram");
+    EXPECT((fast != NULL) == unigram, "%s: unigram_encoder_new gave %s", type,
+           fast ? "an encoder" : "NULL");
+    EXPECT(unigram_encoder_new(bytes, len / 2) == NULL, "%s: a truncated model gave an encoder",
+           type);
+    if (!fast) return;
+    static char long_text[8192];
+    size_t long_len = 0;
+    for (int i = 0; long_len + 64 < sizeof long_text; i++)
+        long_len += (size_t)snprintf(long_text + long_len, sizeof long_text - long_len, "%s  ",
+                                     c->sent[i]);
+#define TEXT(s) {s, sizeof(s) - 1}  // with its length, so NUL can be inside
+    const struct { const char *text; size_t len; } edge[] = {
+        TEXT(""), TEXT(" "), TEXT("   "), TEXT("ka"), TEXT(" ka"), TEXT("ka "),
+        TEXT("  ka  ro  mi "), TEXT("ka\tro"), TEXT("\t"), TEXT("ka\xe2\x96\x81ro"),
+        TEXT("\xe2\x96\x81"), TEXT("\xe2\x96\x81\xe2\x96\x81"), TEXT("ka \xe2\x96\x81"),
+        TEXT("\xe2\x96\x81ka"), TEXT("ka\0ro"), TEXT("\0"),
+        TEXT("日本語 \xF0\x9F\x98\x80 Ωμέγα"), TEXT("kakakakakakakakakakakaka rororororo"),
+        TEXT("12345 678, ZZZZ!"),
+        {long_text, long_len}};
+    SpmIds a = {0}, b = {0};
+    int differ = 0;
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0] + NSENT; i++) {
+        bool is_edge = i < sizeof edge / sizeof edge[0];
+        const char *text = is_edge ? edge[i].text : c->sent[i - sizeof edge / sizeof edge[0]];
+        size_t n = is_edge ? edge[i].len : strlen(text);
+        bool encoded = unigram_encode(fast, text, n, &a);
+        EXPECT(encoded && spm_encode_library(m, text, n, &b) == 0, "%s: text %zu", type, i);
+        bool same = encoded && a.n == b.n && !memcmp(a.ids, b.ids, sizeof(int32_t) * (size_t)a.n);
+        if (!same && differ++ < 5)
+            EXPECT(0, "%s: [%.*s]: %d ids, the library %d", type, (int)n, text, a.n, b.n);
+    }
+#undef TEXT
+    EXPECT(differ == 0, "%s: %d texts encode differently from the library", type, differ);
+    EXPECT(!unigram_encode(fast, "ka\xffro", 5, &a), "invalid UTF-8 should go to the library");
+    spm_ids_free(&a);
+    spm_ids_free(&b);
+    unigram_encoder_free(fast);
+}
+
 static void test_model(Corpus *c, const char *type, const char *dir) {
     char *bytes = NULL;
     size_t len = 0;
@@ -123,6 +170,8 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
     EXPECT(has_byte_piece, "%s: unseen characters should use byte pieces", type);
     expect_round_trip(m, "", &ids);
     EXPECT(ids.n == 0, "the empty string encodes to %d ids", ids.n);
+
+    expect_fast_encoder(c, m, type, bytes, len);
 
     // A hypothesis of byte pieces is still one line of valid UTF-8 (translator_decode): line
     // breaks and NUL become spaces, a byte that starts no valid sequence U+FFFD.
@@ -218,6 +267,90 @@ static void test_model(Corpus *c, const char *type, const char *dir) {
     free(bytes);
 }
 
+/* A serialized ModelProto written by hand (protobuf wire format), to give the encoder the cases a
+ * trained model does not: equal-scoring segmentations, a character that only occurs inside longer
+ * pieces, an unused piece. */
+typedef struct Proto {
+    uint8_t b[16384];
+    size_t n;
+} Proto;
+
+static void proto_varint(Proto *p, uint64_t v) {
+    do {
+        p->b[p->n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+
+static void proto_bytes(Proto *p, int field, const void *bytes, size_t len) {
+    proto_varint(p, (uint64_t)field << 3 | 2);
+    proto_varint(p, len);
+    memcpy(p->b + p->n, bytes, len);
+    p->n += len;
+}
+
+static void proto_piece(Proto *p, const char *text, float score, int type) {
+    Proto piece = {.n = 0};
+    proto_bytes(&piece, 1, text, strlen(text));
+    uint32_t bits;
+    memcpy(&bits, &score, sizeof bits);
+    proto_varint(&piece, 2 << 3 | 5);
+    for (int i = 0; i < 4; i++) piece.b[piece.n++] = (uint8_t)(bits >> (8 * i));
+    proto_varint(&piece, 3 << 3 | 0);
+    proto_varint(&piece, (uint64_t)type);
+    proto_bytes(p, 1, piece.b, piece.n);
+}
+
+static void test_handmade_model(void) {
+    enum { NORMAL = 1, UNKNOWN = 2, CONTROL = 3, UNUSED = 5, BYTE = 6 };
+    Proto *p = calloc(1, sizeof *p);
+    proto_piece(p, "<pad>", 0, CONTROL);
+    proto_piece(p, "<unk>", 0, UNKNOWN);
+    proto_piece(p, "<s>", 0, CONTROL);
+    proto_piece(p, "</s>", 0, CONTROL);
+    for (int b = 0; b < 256; b++) {
+        char piece[8];
+        snprintf(piece, sizeof piece, "<0x%02X>", b);
+        proto_piece(p, piece, 0, BYTE);
+    }
+    const struct { const char *text; float score; int type; } pieces[] = {
+        {"\xe2\x96\x81", -1, NORMAL}, {"a", -2, NORMAL}, {"b", -2, NORMAL},
+        {"\xe2\x96\x81" "a", -3, NORMAL}, {"ab", -3, NORMAL},
+        {"\xe2\x96\x81" "ab", -5, NORMAL},  // ties with ▁a + b: the earlier start wins
+        {"xy", -5, NORMAL}, {"y", -1, NORMAL}, {"yz", -1, NORMAL}, {"z", -1, NORMAL},  // no "x"
+        {"bc", -0.5f, UNUSED}, {"c", -2, NORMAL}};
+    for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)
+        proto_piece(p, pieces[i].text, pieces[i].score, pieces[i].type);
+    Proto spec = {.n = 0};  // TrainerSpec: unigram, byte fallback
+    proto_varint(&spec, 3 << 3 | 0);
+    proto_varint(&spec, 1);
+    proto_varint(&spec, 35 << 3 | 0);
+    proto_varint(&spec, 1);
+    proto_bytes(p, 2, spec.b, spec.n);
+    spec.n = 0;  // NormalizerSpec: identity
+    proto_bytes(&spec, 1, "identity", 8);
+    proto_bytes(p, 3, spec.b, spec.n);
+
+    SpmModel *m = NULL;
+    EXPECT(spm_load_bytes(&m, p->b, p->n) == 0, "the handmade model: %s", status_message());
+    UnigramEncoder *fast = unigram_encoder_new(p->b, p->n);
+    EXPECT(fast != NULL, "the handmade model should have an encoder");
+    const char *texts[] = {"ab", "a b ab", "xyz", "xy", "x", "bc", "abc", "zyx ab xyzab"};
+    SpmIds a = {0}, b = {0};
+    for (size_t i = 0; m && fast && i < sizeof texts / sizeof texts[0]; i++) {
+        unigram_encode(fast, texts[i], strlen(texts[i]), &a);
+        spm_encode_library(m, texts[i], strlen(texts[i]), &b);
+        bool same = a.n == b.n && !memcmp(a.ids, b.ids, sizeof(int32_t) * (size_t)a.n);
+        EXPECT(same, "handmade model, [%s]: %d ids (first %d), the library %d (first %d)",
+               texts[i], a.n, a.n ? a.ids[0] : -1, b.n, b.n ? b.ids[0] : -1);
+    }
+    spm_ids_free(&a);
+    spm_ids_free(&b);
+    unigram_encoder_free(fast);
+    spm_free(m);
+    free(p);
+}
+
 static void test_errors(Corpus *c, const char *dir) {
     SpmModel *m = NULL;
     int st = spm_load_bytes(&m, "definitely not a model", 22);
@@ -257,6 +390,7 @@ int main(void) {
     test_errors(&c, dir);
     test_model(&c, "unigram", dir);
     test_model(&c, "bpe", dir);
+    test_handmade_model();
     for (int i = 0; i < NSENT; i++) free(c.sent[i]);
     test_remove_tree(dir);
     free(dir);
