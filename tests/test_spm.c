@@ -91,6 +91,10 @@ static int expect_round_trip(const SpmModel *m, const char *text, SpmIds *ids) {
     return ids->n;
 }
 
+static bool same_ids(const SpmIds *a, const SpmIds *b) {
+    return a->n == b->n && (a->n == 0 || !memcmp(a->ids, b->ids, sizeof(int32_t) * (size_t)a->n));
+}
+
 /* unigram.h's encoder exists for the unigram model only, and gives the library's ids on the corpus
  * and on whitespace, U+2581, NUL, unseen characters and long input; it declines invalid UTF-8. */
 static void expect_fast_encoder(const Corpus *c, const SpmModel *m, const char *type,
@@ -124,7 +128,7 @@ static void expect_fast_encoder(const Corpus *c, const SpmModel *m, const char *
         size_t n = is_edge ? edge[i].len : strlen(text);
         bool encoded = unigram_encode(fast, text, n, &a);
         EXPECT(encoded && spm_encode_library(m, text, n, &b) == 0, "%s: text %zu", type, i);
-        bool same = encoded && a.n == b.n && !memcmp(a.ids, b.ids, sizeof(int32_t) * (size_t)a.n);
+        bool same = encoded && same_ids(&a, &b);
         if (!same && differ++ < 5)
             EXPECT(0, "%s: [%.*s]: %d ids, the library %d", type, (int)n, text, a.n, b.n);
     }
@@ -340,7 +344,7 @@ static void test_handmade_model(void) {
     for (size_t i = 0; m && fast && i < sizeof texts / sizeof texts[0]; i++) {
         unigram_encode(fast, texts[i], strlen(texts[i]), &a);
         spm_encode_library(m, texts[i], strlen(texts[i]), &b);
-        bool same = a.n == b.n && !memcmp(a.ids, b.ids, sizeof(int32_t) * (size_t)a.n);
+        bool same = same_ids(&a, &b);
         EXPECT(same, "handmade model, [%s]: %d ids (first %d), the library %d (first %d)",
                texts[i], a.n, a.n ? a.ids[0] : -1, b.n, b.n ? b.ids[0] : -1);
     }

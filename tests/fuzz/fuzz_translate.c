@@ -3,7 +3,8 @@
  * SentencePiece model trained once at start-up (unigram, 300 pieces, byte fallback, on
  * generated sentences). An input translator_read_lines refuses (invalid UTF-8, a NUL byte,
  * broken SGM markup) must be refused with a message, not a crash. Every encoded line must decode back to its normalized text
- * without <unk> (data/spm.h: byte fallback makes every valid UTF-8 string round-trip). */
+ * without <unk> (data/spm.h: byte fallback makes every valid UTF-8 string round-trip), and its
+ * ids (data/unigram.h's encoder) must be the ones SentencePiece's own Encode gives. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,9 +71,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int32_t **ids = xmalloc(sizeof *ids * (size_t)(n ? n : 1));
     int *len = xmalloc(sizeof *len * (size_t)(n ? n : 1));
     translator_encode(spm, lines, n, ids, len, "fuzz");
+    SpmIds library = {0};
     for (long i = 0; i < n; i++) {
         size_t l = strlen(lines[i]);
         clean_normalize(lines[i], &l);
+        FUZZ_ASSERT(spm_encode_library(spm, lines[i], l, &library) == 0 && library.n == len[i] &&
+                        (len[i] == 0 || !memcmp(library.ids, ids[i], sizeof(int32_t) * (size_t)len[i])),
+                    "line %ld: [%s] has %d ids, SentencePiece's Encode %d", i + 1, lines[i],
+                    len[i], library.n);
         for (int k = 0; k < len[i]; k++)
             FUZZ_ASSERT(ids[i][k] > SPM_EOS_ID && ids[i][k] < spm_vocab_size(spm),
                         "line %ld: id %d", i + 1, ids[i][k]);
@@ -81,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     text);
         free(text), free(ids[i]);
     }
+    spm_ids_free(&library);
     file_free_lines(lines, n);
     free(ids), free(len);
     return 0;
