@@ -337,7 +337,7 @@ static int char_len(uint8_t c) { return "\1\1\1\1\1\1\1\1\1\1\1\1\2\2\3\4"[c >> 
 
 bool unigram_encode(const UnigramEncoder *enc, const char *text, size_t len, SpmIds *out) {
     size_t bad;
-    if (!utf8_valid(text, len, &bad)) return false;
+    if (len > INT32_MAX / 4 || !utf8_valid(text, len, &bad)) return false;  // positions are int
     size_t cap = 3 + 3 * len;
     // One scratch block: the normalized text, then per end position (cap + 1) the best path's
     // score, its last piece's start and id.

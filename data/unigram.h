@@ -28,7 +28,8 @@ UnigramEncoder *unigram_encoder_new(const void *proto, size_t len);
 void unigram_encoder_free(UnigramEncoder *enc);
 
 /* The ids of text[0 .. len) into out, as SentencePiece's Encode gives them; returns false
- * (leaving out untouched) if text is not valid UTF-8, which the library replaces byte by byte. */
+ * (leaving out untouched) if text is not valid UTF-8, which the library replaces byte by byte, or
+ * longer than 512 MiB. */
 bool unigram_encode(const UnigramEncoder *enc, const char *text, size_t len, SpmIds *out);
 
 #ifdef __cplusplus
