@@ -174,7 +174,8 @@ void spm_ids_free(SpmIds *ids) {
 void spm_ids_reserve(SpmIds *ids, int n) {
     if (n <= ids->cap) return;
     int cap = n > 2 * ids->cap ? n : 2 * ids->cap;
-    ids->ids = static_cast<int32_t *>(xrealloc(ids->ids, sizeof(int32_t) * static_cast<size_t>(cap)));
+    ids->ids =
+        static_cast<int32_t *>(xrealloc(ids->ids, sizeof(int32_t) * static_cast<size_t>(cap)));
     ids->cap = cap;
 }
 

@@ -67,7 +67,8 @@ static Wire wire_value(Wire *w, uint32_t type, uint64_t *value) {
     switch (type) {
     case WIRE_VARINT: *value = wire_varint(w); break;
     case WIRE_FIXED64:
-        if (left < 8) w->ok = false; else w->p += 8;
+        if (left < 8) w->ok = false;
+        else w->p += 8;
         break;
     case WIRE_FIXED32:
         if (left < 4) { w->ok = false; break; }
@@ -163,7 +164,8 @@ static void trie_place(TrieBuilder *b, int node, const Piece *keys, int lo, int 
     for (int i = 0; i < n; i++)
         if (base + label[i] + 1 > b->size) b->size = base + label[i] + 1;
     while (b->unit[b->first_free].check != -1) b->first_free++;
-    for (int i = 0; i < n; i++) trie_place(b, base + label[i], keys, first[i], first[i + 1], depth + 1);
+    for (int i = 0; i < n; i++)
+        trie_place(b, base + label[i], keys, first[i], first[i + 1], depth + 1);
 }
 
 // Reads the pieces and the settings that decide segmentation; false if the model is outside what
@@ -394,7 +396,8 @@ bool unigram_encode(const UnigramEncoder *enc, const char *text, size_t len, Spm
     int k = count;
     for (int end = n; end > 0; end = from[end]) {
         if (id[end] == enc->unk_id)
-            for (int j = end - 1; j >= from[end]; j--) out->ids[--k] = enc->byte_id[(uint8_t)norm[j]];
+            for (int j = end - 1; j >= from[end]; j--)
+                out->ids[--k] = enc->byte_id[(uint8_t)norm[j]];
         else
             out->ids[--k] = id[end];
     }

@@ -2,9 +2,10 @@
  * source file, read with translator_read_lines and encoded with translator_encode by a small
  * SentencePiece model trained once at start-up (unigram, 300 pieces, byte fallback, on
  * generated sentences). An input translator_read_lines refuses (invalid UTF-8, a NUL byte,
- * broken SGM markup) must be refused with a message, not a crash. Every encoded line must decode back to its normalized text
- * without <unk> (data/spm.h: byte fallback makes every valid UTF-8 string round-trip), and its
- * ids (data/unigram.h's encoder) must be the ones SentencePiece's own Encode gives. */
+ * broken SGM markup) must be refused with a message, not a crash. Every encoded line must decode
+ * back to its normalized text without <unk> (data/spm.h: byte fallback makes every valid UTF-8
+ * string round-trip), and its ids (data/unigram.h's encoder) must be the ones SentencePiece's own
+ * Encode gives. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,9 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (long i = 0; i < n; i++) {
         size_t l = strlen(lines[i]);
         clean_normalize(lines[i], &l);
-        FUZZ_ASSERT(spm_encode_library(spm, lines[i], l, &library) == 0 && library.n == len[i] &&
-                        (len[i] == 0 || !memcmp(library.ids, ids[i], sizeof(int32_t) * (size_t)len[i])),
-                    "line %ld: [%s] has %d ids, SentencePiece's Encode %d", i + 1, lines[i],
+        bool same = spm_encode_library(spm, lines[i], l, &library) == 0 && library.n == len[i] &&
+                    (len[i] == 0 ||
+                     !memcmp(library.ids, ids[i], sizeof(int32_t) * (size_t)len[i]));
+        FUZZ_ASSERT(same, "line %ld: [%s] has %d ids, SentencePiece's Encode %d", i + 1, lines[i],
                     len[i], library.n);
         for (int k = 0; k < len[i]; k++)
             FUZZ_ASSERT(ids[i][k] > SPM_EOS_ID && ids[i][k] < spm_vocab_size(spm),
