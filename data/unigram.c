@@ -98,8 +98,7 @@ typedef struct TrieUnit {
 } TrieUnit;
 
 struct UnigramEncoder {
-    TrieUnit *trie;     // (trie_size + 256) root at 0; the tail keeps base + byte in bounds
-    int trie_size;
+    TrieUnit *trie;     // (nodes + 256) root at 0; the 256 free slots keep base + byte in bounds
     float *score;       // (pieces) SentencePiece.score
     int32_t byte_id[256];  // the <0xXX> piece of each byte
     int unk_id;
@@ -294,7 +293,6 @@ UnigramEncoder *unigram_encoder_new(const void *proto, size_t len) {
     trie_place(&b, 0, pieces, 0, n_keys, 0);
     trie_reserve(&b, b.size + 256);
     enc->trie = b.unit;
-    enc->trie_size = b.size;
     free(pieces);
     return enc;
 }
