@@ -1,9 +1,11 @@
 /* arena.c: aligned allocation with huge-page advice, and the bump arena of arena.h. */
 #include "arena.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -37,6 +39,16 @@ void arena_init_measure(Arena *a) { *a = (Arena){0}; }
 void arena_free(Arena *a) {
     aligned_free(a->base);
     *a = (Arena){0};
+}
+
+void arena_release(Arena *a) {
+    if (!a->base) return;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t begin = round_up((uintptr_t)a->base, page);
+    uintptr_t end = ((uintptr_t)a->base + a->cap) / page * page;
+    if (end > begin)
+        CHECK(madvise((void *)begin, end - begin, MADV_DONTNEED) == 0,
+              "cannot release %zu bytes of memory", (size_t)(end - begin));
 }
 
 void *arena_alloc(Arena *a, size_t bytes) {

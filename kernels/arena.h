@@ -26,6 +26,10 @@ typedef struct Arena {
 void arena_init(Arena *a, size_t cap);  // allocates cap bytes (zeroed)
 void arena_init_measure(Arena *a);      // no memory: allocations return NULL, peak is recorded
 void arena_free(Arena *a);
+/* Gives the arena's pages back to the kernel (MADV_DONTNEED) while its allocations stay valid:
+ * the next touch faults in zeroed pages, as after arena_init. For an arena left idle for a while,
+ * whose memory something else needs meanwhile. */
+void arena_release(Arena *a);
 void *arena_alloc(Arena *a, size_t bytes);         // 64-byte aligned; contents unspecified
 float *arena_floats(Arena *a, size_t n);           // n floats, contents unspecified
 static inline size_t arena_mark(const Arena *a) { return a->used; }

@@ -8,55 +8,67 @@
 
 #include "check.h"
 
+/* Lays out every buffer of st for its capacity in a (NULL pointers from a measuring arena). */
+static void decode_layout(DecodeState *st, Arena *a) {
+    const Model *m = st->m;
+    const DecodeCapacity *cap = &st->cap;
+    const int R = cap->sents * cap->beam, D = m->D, W = m->ad.W, H = m->H, n = m->n_dec;
+    const size_t RT = (size_t)cap->row_steps, ST = (size_t)cap->src_tokens;
+    const int nthreads = omp_get_max_threads();
+    st->src_len = arena_alloc(a, sizeof(int) * cap->sents);
+    st->row_map = arena_alloc(a, sizeof(int) * R);
+    for (int l = 0; l < n; l++) {
+        DecodeLayerCache *L = &st->layers[l];
+        L->self_k = arena_floats(a, RT * W);
+        L->self_v = arena_floats(a, RT * D);
+        L->self_cs = arena_floats(a, RT * H);
+        L->cross_k = arena_floats(a, ST * W);
+        L->cross_v = arena_floats(a, ST * D);
+        L->cross_cs = arena_floats(a, ST * H);
+    }
+    float **rd[] = {&st->x, &st->fin, &st->f, &st->saved, &st->out, &st->o, &st->v};
+    for (size_t i = 0; i < sizeof rd / sizeof *rd; i++) *rd[i] = arena_floats(a, (size_t)R * D);
+    st->q = arena_floats(a, (size_t)R * W);
+    st->k = arena_floats(a, (size_t)R * W);
+    st->cs = arena_floats(a, (size_t)R * H);
+    st->mean = arena_floats(a, R);
+    st->rstd = arena_floats(a, R);
+    st->p = arena_floats(a, (size_t)H * (RT > cap->beam * ST ? RT : cap->beam * ST));
+    st->ffn_pre = arena_floats(a, (size_t)R * m->F);
+    st->ffn_h = arena_floats(a, (size_t)R * m->F);
+    size_t w_self = 0, w_cross = 0;
+    if (n) {
+        w_self = attention_core_work_floats(&m->dec[0].self_attn, R, 1, cap->max_len, nthreads);
+        w_cross = attention_core_work_floats(&m->dec[0].cross_attn, cap->sents, cap->beam,
+                                             cap->max_len, nthreads);
+    }
+    st->attn_work = arena_floats(a, w_self > w_cross ? w_self : w_cross);
+    st->tmp = arena_floats(a, RT * (W + D + H));
+    st->logits = arena_floats(a, (size_t)R * m->V);
+    st->emb_t = arena_floats(a, (size_t)m->D * m->V);
+    st->tokens = arena_alloc(a, sizeof(int32_t) * R);
+    st->hist = arena_alloc(a, sizeof(int32_t) * RT);
+    st->hist_next = arena_alloc(a, sizeof(int32_t) * RT);
+    st->parent = arena_alloc(a, sizeof(int) * R);
+}
+
 void decode_init(DecodeState *st, Model *m, const DecodeCapacity *cap) {
     memset(st, 0, sizeof *st);
     st->m = m, st->cap = *cap, st->beam = cap->beam;
     CHECK(cap->max_len <= m->max_len, "decoding %d positions needs the model planned for that "
           "length (planned %d)", cap->max_len, m->max_len);
-    const int R = cap->sents * cap->beam, D = m->D, W = m->ad.W, H = m->H, n = m->n_dec;
-    const size_t RT = (size_t)cap->row_steps, ST = (size_t)cap->src_tokens;
-    const int nthreads = omp_get_max_threads();
-    st->layers = xcalloc(n ? n : 1, sizeof(DecodeLayerCache));
-    for (int pass = 0; pass < 2; pass++) {  // measure, then allocate
-        Arena *a = &st->arena;
-        if (pass == 0) arena_init_measure(a);
-        else arena_init(a, a->peak);
-        st->src_len = arena_alloc(a, sizeof(int) * cap->sents);
-        st->row_map = arena_alloc(a, sizeof(int) * R);
-        for (int l = 0; l < n; l++) {
-            DecodeLayerCache *L = &st->layers[l];
-            L->self_k = arena_floats(a, RT * W);
-            L->self_v = arena_floats(a, RT * D);
-            L->self_cs = arena_floats(a, RT * H);
-            L->cross_k = arena_floats(a, ST * W);
-            L->cross_v = arena_floats(a, ST * D);
-            L->cross_cs = arena_floats(a, ST * H);
-        }
-        float **rd[] = {&st->x, &st->fin, &st->f, &st->saved, &st->out, &st->o, &st->v};
-        for (size_t i = 0; i < sizeof rd / sizeof *rd; i++) *rd[i] = arena_floats(a, (size_t)R * D);
-        st->q = arena_floats(a, (size_t)R * W);
-        st->k = arena_floats(a, (size_t)R * W);
-        st->cs = arena_floats(a, (size_t)R * H);
-        st->mean = arena_floats(a, R);
-        st->rstd = arena_floats(a, R);
-        st->p = arena_floats(a, (size_t)H * (RT > cap->beam * ST ? RT : cap->beam * ST));
-        st->ffn_pre = arena_floats(a, (size_t)R * m->F);
-        st->ffn_h = arena_floats(a, (size_t)R * m->F);
-        size_t w_self = 0, w_cross = 0;
-        if (n) {
-            w_self = attention_core_work_floats(&m->dec[0].self_attn, R, 1, cap->max_len, nthreads);
-            w_cross = attention_core_work_floats(&m->dec[0].cross_attn, cap->sents, cap->beam,
-                                                 cap->max_len, nthreads);
-        }
-        st->attn_work = arena_floats(a, w_self > w_cross ? w_self : w_cross);
-        st->tmp = arena_floats(a, RT * (W + D + H));
-        st->logits = arena_floats(a, (size_t)R * m->V);
-        st->emb_t = arena_floats(a, (size_t)m->D * m->V);
-        st->tokens = arena_alloc(a, sizeof(int32_t) * R);
-        st->hist = arena_alloc(a, sizeof(int32_t) * RT);
-        st->hist_next = arena_alloc(a, sizeof(int32_t) * RT);
-        st->parent = arena_alloc(a, sizeof(int) * R);
-    }
+    st->layers = xcalloc(m->n_dec ? m->n_dec : 1, sizeof(DecodeLayerCache));
+    arena_init(&st->arena, decode_state_bytes(m, cap));
+    decode_layout(st, &st->arena);
+}
+
+size_t decode_state_bytes(Model *m, const DecodeCapacity *cap) {
+    DecodeState st = {.m = m, .cap = *cap, .beam = cap->beam};
+    st.layers = xcalloc(m->n_dec ? m->n_dec : 1, sizeof(DecodeLayerCache));
+    arena_init_measure(&st.arena);
+    decode_layout(&st, &st.arena);
+    free(st.layers);
+    return st.arena.peak;
 }
 
 bool decode_fits(const DecodeState *st, int sents, int S, int T) {

@@ -51,6 +51,7 @@ typedef struct DecodeState {
 
 /* The model must be planned for cap->src_tokens tokens and cap->max_len positions. */
 void decode_init(DecodeState *st, Model *m, const DecodeCapacity *cap);
+size_t decode_state_bytes(Model *m, const DecodeCapacity *cap);  // what decode_init allocates
 void decode_free(DecodeState *st);
 /* Encodes the batch src (sents, S), projects every layer's cross-attention keys/values and lays
  * the caches out for T output positions. */

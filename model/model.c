@@ -247,6 +247,11 @@ void model_plan(Model *m, int max_tokens, int max_len) {
     m->B = m->S = m->T = 0;
 }
 
+void model_release_memory(Model *m) {
+    arena_release(&m->acts);
+    arena_release(&m->work);
+}
+
 ModelMemory model_memory(const Model *m) {
     size_t floats = m->params.numel * sizeof(float);
     return (ModelMemory){floats, floats, 2 * floats, m->acts.cap, m->work.cap};

@@ -135,6 +135,10 @@ void model_init_params(Model *m, uint64_t seed);
 /* Allocates activations and workspace for batches with B*max(S,T) <= max_tokens and
  * S, T <= max_len (one sentence longer than max_tokens is allowed up to max_len). */
 void model_plan(Model *m, int max_tokens, int max_len);
+/* Gives the pages of the activations and the workspace back to the kernel; nothing in them lives
+ * from one step to the next, and the next step faults them in again. For a pause in training
+ * that needs memory of its own (validation decoding). */
+void model_release_memory(Model *m);
 
 /* The memory a planned model holds, in bytes, by use: parameter values, their gradients, the two
  * Adam moments, the saved activations and the per-step workspace (both sized by model_plan for

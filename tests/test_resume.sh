@@ -2,8 +2,9 @@
 # test_resume.sh NMT: training that is killed (kill -9 at a random point, and in the middle of
 # writing checkpoint.last, whose partial temporary the resumed run removes) and resumed ends
 # bit-identical to an uninterrupted run: the same final parameters and the same loss at every
-# update. Also: SIGTERM stops cleanly with exit 3, a corrupted checkpoint.last is refused with a
-# clear message naming the intact checkpoints to go on from, and train.init_from fine-tunes.
+# update, as does a run that validates only at the end. Also: SIGTERM stops cleanly with exit 3,
+# a corrupted checkpoint.last is refused with a clear message naming the intact checkpoints to go
+# on from, and train.init_from fine-tunes.
 set -euo pipefail
 NMT=$1
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
@@ -55,6 +56,17 @@ for r in b c; do
     diff <(losses a/train.jsonl) <(losses $r/train.jsonl) > /dev/null || fail "run $r has different losses"
 done
 [ "$(losses a/train.jsonl | wc -l)" -eq 24 ] || fail "expected 24 logged updates"
+
+# validation in the middle (which releases the activations' pages and decodes in memory of its
+# own) leaves the training that follows it untouched: a run validating only at the end has the
+# same loss at every update
+"$NMT" train -c cfg.yaml --set train.valid_freq=0 --set train.run_dir=nv > nv.out 2>&1 ||
+    { cat nv.out; fail "run validating only at the end"; }
+grep -q '"type":"valid",.*"update":12,' a/train.jsonl &&
+    ! grep -q '"type":"valid",.*"update":12,' nv/train.jsonl ||
+    fail "run a should validate at update 12, run nv only at the end"
+diff <(losses a/train.jsonl) <(losses nv/train.jsonl) > /dev/null ||
+    fail "validating at update 12 changed the training after it"
 
 # SIGTERM: finishes the update, writes checkpoint.last, exits 3 (interrupted) and says how to
 # resume
@@ -117,4 +129,4 @@ if "$NMT" train -c cfg.yaml --set train.run_dir=ft2 --set train.init_from=a/chec
     --set model.ffn=48 > g.out 2>&1; then fail "init_from accepted a different model"; fi
 grep -q "train.init_from a/checkpoint.u24: " g.out || fail "init_from mismatch message: $(tail -2 g.out)"
 
-echo "8 passed, 0 failed"
+echo "9 passed, 0 failed"

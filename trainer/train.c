@@ -57,7 +57,8 @@ typedef struct Trainer {
     Model m;
     Ctx ctx;
     AdamHyper adam;
-    Translator valid_translator;
+    SearchOptions valid_search;  // validation decoding (its translator exists while it runs)
+    int valid_max_src;           // the longest validation source, +1 for EOS
     GradSync sync;
     TrainState st;
     int nonfinite_in_a_row;
@@ -292,7 +293,14 @@ static double validate(Trainer *t) {
             src[n] = tokcache_src(&t->valid_cache, i), len[n] = tokcache_src_len(&t->valid_cache, i);
             ref[n] = t->valid_refs[i];
         }
-        translator_run_ids(&t->valid_translator, &eval, src, len, n, out, out_len);
+        // The training activations are idle until the next update: their pages go back to the
+        // kernel while the decoder's caches are allocated, so the two never add up.
+        model_release_memory(&t->m);
+        Translator tr;
+        translator_init(&tr, &t->m, t->spm, &t->valid_search, t->cfg->decode.batch_tokens,
+                        t->valid_max_src);
+        translator_run_ids(&tr, &eval, src, len, n, out, out_len);
+        translator_free(&tr);
         char **hyp = xmalloc(sizeof(char *) * cap);
         for (long i = 0; i < n; i++) hyp[i] = translator_decode(t->spm, out[i], out_len[i]), free(out[i]);
         BleuMetric metric = bleu_metric_bleu(BLEU_TOKENIZE_13A, false);
@@ -620,13 +628,14 @@ int train_run(Config *cfg) {
     if (t->valid_cache.max_src_len > max_src) max_src = t->valid_cache.max_src_len;
     if (t->valid_cache.max_tgt_len > max_tgt) max_tgt = t->valid_cache.max_tgt_len;
     int max_len = (max_src > max_tgt ? max_src : max_tgt) + 1;
-    SearchOptions vo = translator_options(&cfg->decode, cfg->decode.valid_beam ? cfg->decode.valid_beam : 1);
+    const int valid_beam = cfg->decode.valid_beam ? cfg->decode.valid_beam : 1;
+    t->valid_search = translator_options(&cfg->decode, valid_beam);
+    t->valid_max_src = t->valid_cache.max_src_len + 1;
     int dec_tokens, dec_len;
-    translator_needs(&vo, cfg->decode.batch_tokens, t->valid_cache.max_src_len + 1, &dec_tokens, &dec_len);
+    translator_needs(&t->valid_search, cfg->decode.batch_tokens, t->valid_max_src, &dec_tokens,
+                     &dec_len);
     int plan_tokens = tc->batch_tokens > dec_tokens ? tc->batch_tokens : dec_tokens;
     model_plan(&t->m, plan_tokens, max_len > dec_len ? max_len : dec_len);
-    translator_init(&t->valid_translator, &t->m, t->spm, &vo, cfg->decode.batch_tokens,
-                    t->valid_cache.max_src_len + 1);
     batcher_init(&t->train_batches, &t->train_cache,
                  &(BatcherOptions){tc->batch_tokens, tc->sort_pool, (uint64_t)tc->seed, true});
     batcher_init(&t->valid_batches, &t->valid_cache,
@@ -650,8 +659,15 @@ int train_run(Config *cfg) {
     ModelMemory mem = model_memory(&t->m);
     char mem_text[256];
     model_memory_text(&mem, mem_text, sizeof mem_text);
-    logf_both(t, "[train] memory: %s (for batches of %d tokens, sentences of up to %d)\n",
-              mem_text, t->m.max_tokens, t->m.max_len);
+    double valid_mb = cfg->decode.valid_beam > 0
+                          ? translator_state_bytes(&t->m, &t->valid_search,
+                                                   cfg->decode.batch_tokens, t->valid_max_src) /
+                                (double)(1 << 20)
+                          : 0.0;
+    logf_both(t, "[train] memory: %s (for batches of %d tokens, sentences of up to %d); "
+              "validation decoding %.0f MB, allocated while it runs (the activations' pages are "
+              "released meanwhile)\n",
+              mem_text, t->m.max_tokens, t->m.max_len, valid_mb);
     if (resumed)
         logf_both(t, "[train] resumed at update %ld, epoch %d, batch %ld of the epoch\n",
                   t->st.update, t->st.epoch, t->st.batch_in_epoch);
@@ -695,7 +711,6 @@ int train_run(Config *cfg) {
     if (interrupted)
         logf_both(t, "[train] resume with the same command: the run continues from "
                   "%s/checkpoint.last\n", t->run_dir);
-    translator_free(&t->valid_translator);
     batcher_free(&t->train_batches), batcher_free(&t->valid_batches);
     tokcache_close(&t->train_cache), tokcache_close(&t->valid_cache);
     file_free_lines(t->valid_refs, t->n_valid);

@@ -53,6 +53,11 @@ void translator_needs(const SearchOptions *o, int batch_tokens, int max_src, int
     *plan_len = cap.max_len;
 }
 
+size_t translator_state_bytes(Model *m, const SearchOptions *o, int batch_tokens, int max_src) {
+    DecodeCapacity cap = capacity(o, batch_tokens, max_src);
+    return decode_state_bytes(m, &cap);
+}
+
 void translator_init(Translator *t, Model *m, const SpmModel *spm, const SearchOptions *o,
                      int batch_tokens, int max_src) {
     translator_init_ensemble(t, &m, 1, spm, o, batch_tokens, max_src);

@@ -40,6 +40,8 @@ SearchOptions translator_options(const DecodeConfig *dc, int beam);
 void translator_needs(const SearchOptions *o, int batch_tokens, int max_src, int *plan_tokens,
                       int *plan_len);
 
+/* The memory of a translator's decoder state, per model (what translator_init allocates). */
+size_t translator_state_bytes(Model *m, const SearchOptions *o, int batch_tokens, int max_src);
 /* A translator with one model (each model must be planned: translator_needs, model_plan). */
 void translator_init(Translator *t, Model *m, const SpmModel *spm, const SearchOptions *o,
                      int batch_tokens, int max_src);
