@@ -174,6 +174,7 @@ const Batch *batcher_next(Batcher *b) {
         return NULL;
     }
     assemble(b, b->batch_order[b->cursor.batch]);
+    tokcache_release(b->cache);  // the batch is a copy: its pairs' pages need not stay resident
     b->cursor.batch++;
     return &b->batch;
 }

@@ -9,7 +9,8 @@
  *
  * The cursor (epoch, batch) names the next batch to produce. Since an epoch's plan depends only
  * on (seed, epoch), batcher_seek to a saved cursor continues with exactly the batch that would
- * have come next. Batch buffers are allocated once for the worst case and reused.
+ * have come next. Batch buffers are allocated once for the worst case and reused; a batch is a
+ * copy, after which the cache's pages leave the resident set again (tokcache_release).
  * Ids: S counts the source ids plus EOS, T the target ids plus one (BOS in tgt_in, EOS in
  * tgt_out); padding is SPM_PAD_ID. */
 #ifndef NMT_DATA_BATCHER_H

@@ -18,7 +18,7 @@
  * not the mapping, and advises random access on the ids (no read-ahead), so an open cache is not
  * resident: a reader maps the offset tables (12 bytes a pair) and the pages around the pairs it
  * has used (Linux maps up to 64 KB around a fault from the page cache), clean file pages that the
- * kernel can drop again under memory pressure. */
+ * kernel can drop again under memory pressure, and that tokcache_release drops at once. */
 #ifndef NMT_DATA_TOKCACHE_H
 #define NMT_DATA_TOKCACHE_H
 
@@ -56,11 +56,17 @@ typedef struct TokCache {
     const int32_t *ids;       // (src_tokens + tgt_tokens)
     const uint64_t *offsets;  // (npairs + 1)
     const uint32_t *src_len;  // (npairs)
+    char *ids_pages;          // the whole pages of the ids section: what tokcache_release drops
+    size_t ids_pages_bytes;
 } TokCache;
 
 /* 0, or -1 with the reason in status_message(). */
 int tokcache_open(TokCache *c, const char *path, int vocab_size, uint64_t spm_fingerprint);
 void tokcache_close(TokCache *c);
+/* Takes the pages of the ids out of this process's resident set: they stay in the page cache,
+ * and the next read maps them again without I/O. The batcher calls it after copying each batch,
+ * so a training run keeps the offset tables resident, not every pair it has used. */
+void tokcache_release(const TokCache *c);
 
 static inline int tokcache_src_len(const TokCache *c, long i) { return (int)c->src_len[i]; }
 static inline int tokcache_tgt_len(const TokCache *c, long i) {
