@@ -118,19 +118,43 @@ static int piece_cmp(const void *a, const void *b) {
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
+// The trie under construction. Free slots form a list in increasing order, so the search for a
+// node's base visits free slots only, not the densely used region below the frontier.
 typedef struct TrieBuilder {
-    TrieUnit *unit;
-    int cap, size;
-    int first_free;  // no free slot below it
+    TrieUnit *unit;      // (cap)
+    int32_t *next_free;  // (cap) of a free slot: the next free slot above it, cap for none
+    int32_t *prev_free;  // (cap) of a free slot: the free slot below it, -1 for none
+    int first_free, last_free;  // the list's ends (cap and -1 when it is empty)
+    int cap, size;              // slots allocated; 1 + the highest slot in use
 } TrieBuilder;
 
 static void trie_reserve(TrieBuilder *b, int n) {
     if (n <= b->cap) return;
-    int cap = b->cap ? b->cap : 1024;
+    int old = b->cap, cap = old ? old : 1024;
     while (cap < n) cap *= 2;
     b->unit = xrealloc(b->unit, sizeof(TrieUnit) * (size_t)cap);
-    for (int i = b->cap; i < cap; i++) b->unit[i] = (TrieUnit){0, -1, -1};
+    b->next_free = xrealloc(b->next_free, sizeof(int32_t) * (size_t)cap);
+    b->prev_free = xrealloc(b->prev_free, sizeof(int32_t) * (size_t)cap);
+    for (int i = old; i < cap; i++) {  // new slots are free: append them to the list
+        b->unit[i] = (TrieUnit){0, -1, -1};
+        b->prev_free[i] = i == old ? b->last_free : i - 1;
+        b->next_free[i] = i + 1;
+    }
+    if (b->last_free >= 0) b->next_free[b->last_free] = old;
+    else b->first_free = old;
+    b->last_free = cap - 1;
     b->cap = cap;
+}
+
+// Marks free slot t as a child of parent.
+static void trie_take(TrieBuilder *b, int t, int parent) {
+    int prev = b->prev_free[t], next = b->next_free[t];
+    if (prev >= 0) b->next_free[prev] = next;
+    else b->first_free = next;
+    if (next < b->cap) b->prev_free[next] = prev;
+    else b->last_free = prev;
+    b->unit[t].check = parent;
+    if (t + 1 > b->size) b->size = t + 1;
 }
 
 // Places node's children (keys[lo .. hi) share their first depth bytes; the one of exactly depth
@@ -151,18 +175,17 @@ static void trie_place(TrieBuilder *b, int node, const Piece *keys, int lo, int 
         }
     }
     first[n] = hi;
-    int base = b->first_free - label[0] > 1 ? b->first_free - label[0] : 1;
-    for (;; base++) {
-        trie_reserve(b, base + 256 + 1);
-        int i = 0;
+    int base = 0;
+    for (int f = b->first_free;; f = b->next_free[f]) {  // the first label on each free slot
+        trie_reserve(b, f + 256 + 1);
+        base = f - label[0];
+        if (base < 1) continue;
+        int i = 1;
         while (i < n && b->unit[base + label[i]].check == -1) i++;
         if (i == n) break;
     }
     b->unit[node].base = base;
-    for (int i = 0; i < n; i++) b->unit[base + label[i]].check = node;
-    for (int i = 0; i < n; i++)
-        if (base + label[i] + 1 > b->size) b->size = base + label[i] + 1;
-    while (b->unit[b->first_free].check != -1) b->first_free++;
+    for (int i = 0; i < n; i++) trie_take(b, base + label[i], node);
     for (int i = 0; i < n; i++)
         trie_place(b, base + label[i], keys, first[i], first[i + 1], depth + 1);
 }
@@ -285,13 +308,13 @@ UnigramEncoder *unigram_encoder_new(const void *proto, size_t len) {
         unigram_encoder_free(enc);
         return NULL;
     }
-    TrieBuilder b = {0};
+    TrieBuilder b = {.last_free = -1};
     trie_reserve(&b, 1 + 256 + 1);
-    b.unit[0].check = 0;  // the root is its own parent, so it is never free
-    b.size = 1;
-    b.first_free = 1;
+    trie_take(&b, 0, 0);  // the root is its own parent, so it is never free
     trie_place(&b, 0, pieces, 0, n_keys, 0);
     trie_reserve(&b, b.size + 256);
+    free(b.next_free);
+    free(b.prev_free);
     enc->trie = b.unit;
     free(pieces);
     return enc;
