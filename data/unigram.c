@@ -377,8 +377,8 @@ bool unigram_encode(const UnigramEncoder *enc, const char *text, size_t len, Spm
     }
     for (int start = 0; start < n;) {
         const float here = best[start];
-        const int mblen = char_len((uint8_t)norm[start]) < n - start
-                              ? char_len((uint8_t)norm[start]) : n - start;
+        int mblen = char_len((uint8_t)norm[start]);
+        if (mblen > n - start) mblen = n - start;
         bool single = false;
         int32_t node = 0;
         for (int end = start; end < n;) {

@@ -659,15 +659,15 @@ int train_run(Config *cfg) {
     ModelMemory mem = model_memory(&t->m);
     char mem_text[256];
     model_memory_text(&mem, mem_text, sizeof mem_text);
-    double valid_mb = cfg->decode.valid_beam > 0
-                          ? translator_state_bytes(&t->m, &t->valid_search,
-                                                   cfg->decode.batch_tokens, t->valid_max_src) /
-                                (double)(1 << 20)
-                          : 0.0;
-    logf_both(t, "[train] memory: %s (for batches of %d tokens, sentences of up to %d); "
-              "validation decoding %.0f MB, allocated while it runs (the activations' pages are "
-              "released meanwhile)\n",
-              mem_text, t->m.max_tokens, t->m.max_len, valid_mb);
+    char valid_text[160] = "";
+    if (cfg->decode.valid_beam > 0)
+        snprintf(valid_text, sizeof valid_text,
+                 "; validation decoding %.0f MB, allocated while it runs (the activations' pages "
+                 "are released meanwhile)",
+                 translator_state_bytes(&t->m, &t->valid_search, cfg->decode.batch_tokens,
+                                        t->valid_max_src) / (double)(1 << 20));
+    logf_both(t, "[train] memory: %s (for batches of %d tokens, sentences of up to %d)%s\n",
+              mem_text, t->m.max_tokens, t->m.max_len, valid_text);
     if (resumed)
         logf_both(t, "[train] resumed at update %ld, epoch %d, batch %ld of the epoch\n",
                   t->st.update, t->st.epoch, t->st.batch_in_epoch);
