@@ -4,7 +4,7 @@
 # bit-identical to an uninterrupted run: the same final parameters and the same loss at every
 # update, as does a run that validates only at the end. Also: SIGTERM stops cleanly with exit 3,
 # a corrupted checkpoint.last is refused with a clear message naming the intact checkpoints to go
-# on from, and train.init_from fine-tunes.
+# on from, keep_checkpoints keeps the newest checkpoint.uN, and train.init_from fine-tunes.
 set -euo pipefail
 NMT=$1
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
@@ -83,6 +83,15 @@ wait $pid || status=$?
 grep -q "stopped (signal)" d.out && grep -q "resume with the same command" d.out || fail "SIGTERM message"
 [ -f run/checkpoint.last ] || fail "no checkpoint.last after SIGTERM"
 ! ls run/*.tmp.* > /dev/null 2>&1 || fail "temporary files after SIGTERM: $(ls run)"
+# keep_checkpoints keeps the newest checkpoint.uN, including those of a stop between save_freq
+# updates (by max_updates here, as by a signal or max_time)
+"$NMT" train -c cfg.yaml --set train.max_updates=9 --set train.run_dir=k > k1.out 2>&1 ||
+    { cat k1.out; fail "run k to update 9"; }
+[ -f k/checkpoint.u9 ] || fail "no checkpoint.u9 at the stop: $(ls k)"
+"$NMT" train -c cfg.yaml --set train.max_updates=20 --set train.run_dir=k > k2.out 2>&1 ||
+    { cat k2.out; fail "run k resumed to update 20"; }
+[ "$(ls k | grep '^checkpoint\.u' | tr '\n' ' ')" = "checkpoint.u18 checkpoint.u20 " ] ||
+    fail "keep_checkpoints 2 after a stop at update 9: $(ls k)"
 
 # a damaged checkpoint.last is refused, naming the file, and left in place; it is the only file
 # with the training state (checkpoint.uN and checkpoint.best hold parameters only), so the run
@@ -129,4 +138,4 @@ if "$NMT" train -c cfg.yaml --set train.run_dir=ft2 --set train.init_from=a/chec
     --set model.ffn=48 > g.out 2>&1; then fail "init_from accepted a different model"; fi
 grep -q "train.init_from a/checkpoint.u24: " g.out || fail "init_from mismatch message: $(tail -2 g.out)"
 
-echo "9 passed, 0 failed"
+echo "10 passed, 0 failed"

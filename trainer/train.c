@@ -238,14 +238,19 @@ static void save_periodic(Trainer *t) {
     char name[64];
     snprintf(name, sizeof name, "checkpoint.u%ld", t->st.update);
     save(t, name, false);
-    int keep = t->cfg->train.keep_checkpoints, save_freq = t->cfg->train.save_freq;
-    long old = t->st.update - (long)keep * save_freq;
-    if (old > 0 && t->lead) {  // the periodic checkpoint that just fell out of the window
-        snprintf(name, sizeof name, "checkpoint.u%ld", old);
+    if (!t->lead) return;
+    // Only the newest keep_checkpoints stay, whichever updates wrote them: save_freq ones, and
+    // those of a stop by signal or max_time in between.
+    long *updates;  // (n) the N of every checkpoint.uN, oldest first
+    int n;
+    if (checkpoint_periodic(t->run_dir, &updates, &n)) FATAL("%s", status_message());
+    for (int i = 0; i < n - t->cfg->train.keep_checkpoints; i++) {
+        snprintf(name, sizeof name, "checkpoint.u%ld", updates[i]);
         char *path = path_join(t->run_dir, name);
         unlink(path);
         free(path);
     }
+    free(updates);
 }
 
 /* ---------------------------------------------------------------- validation */
