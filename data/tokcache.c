@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "hash.h"
+#include "rss.h"
 #include "status.h"
 
 _Static_assert(sizeof(TokCacheHeader) == 64, "the header is 64 bytes on disk");
@@ -253,17 +254,14 @@ int tokcache_open(TokCache *c, const char *path, int vocab_size, uint64_t spm_fi
     // so per pair used, not 128 KB (advice only; a refusal changes nothing else).
     size_t page = (size_t)sysconf(_SC_PAGESIZE), ids_start = (size_t)s.ids / page * page;
     madvise((char *)map + ids_start, (size_t)s.offsets - ids_start, MADV_RANDOM);
-    size_t ids_first = ((size_t)s.ids + page - 1) / page * page;
-    size_t ids_end = (size_t)s.offsets / page * page;
-    c->ids_pages = (char *)map + ids_first;
-    c->ids_pages_bytes = ids_end > ids_first ? ids_end - ids_first : 0;
     c->offsets = (const uint64_t *)((const char *)map + s.offsets);
     c->src_len = (const uint32_t *)((const char *)map + s.src_len);
     return 0;
 }
 
 void tokcache_release(const TokCache *c) {
-    if (c->ids_pages_bytes) madvise(c->ids_pages, c->ids_pages_bytes, MADV_DONTNEED);  // advice
+    if (c->ids)  // advice: a refusal leaves the pages resident, nothing else
+        rss_release((void *)c->ids, (size_t)(c->src_tokens + c->tgt_tokens) * sizeof *c->ids);
 }
 
 void tokcache_close(TokCache *c) {

@@ -56,8 +56,6 @@ typedef struct TokCache {
     const int32_t *ids;       // (src_tokens + tgt_tokens)
     const uint64_t *offsets;  // (npairs + 1)
     const uint32_t *src_len;  // (npairs)
-    char *ids_pages;          // the whole pages of the ids section: what tokcache_release drops
-    size_t ids_pages_bytes;
 } TokCache;
 
 /* 0, or -1 with the reason in status_message(). */

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "rss.h"
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -42,13 +42,8 @@ void arena_free(Arena *a) {
 }
 
 void arena_release(Arena *a) {
-    if (!a->base) return;
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    uintptr_t begin = round_up((uintptr_t)a->base, page);
-    uintptr_t end = ((uintptr_t)a->base + a->cap) / page * page;
-    if (end > begin)
-        CHECK(madvise((void *)begin, end - begin, MADV_DONTNEED) == 0,
-              "cannot release %zu bytes of memory", (size_t)(end - begin));
+    if (a->base)
+        CHECK(rss_release(a->base, a->cap), "cannot release %zu bytes of memory", a->cap);
 }
 
 void *arena_alloc(Arena *a, size_t bytes) {
