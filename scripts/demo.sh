@@ -2,8 +2,9 @@
 # scripts/demo.sh [--full] [--attention concat|collab]: the whole pipeline on Multi30k EN->DE.
 # Installs what is missing (Debian packages), builds, prepares the data (joint SentencePiece 8k),
 # trains configs/multi30k-small.yaml for 25 minutes on the machine's cores (--full: until the
-# validation BLEU has not improved for 4 validations), translates test2016 with beam 4 and prints sacreBLEU-format
-# BLEU and chrF. --attention collab trains collaborative attention with D~k = D/4 = 64.
+# validation BLEU has not improved for 4 validations), tunes the length penalty on the validation
+# set (scripts/tune-lenpen.sh), translates test2016 with beam 4 and prints sacreBLEU-format BLEU
+# and chrF. --attention collab trains collaborative attention with D~k = D/4 = 64.
 #   NMT_DATA  where multi30k/ lives (default ../shared/data beside the repository); the files
 #             are data/task1/raw/{train,val,test_2016_flickr}.{en,de}.gz of
 #             https://github.com/multi30k/dataset (rename test_2016_flickr to test2016)
@@ -18,7 +19,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --full) full=1 ;;
         --attention) attention=$2; shift ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "demo.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -62,9 +63,15 @@ if [ $status = 3 ]; then  # nmt train's exit status after SIGINT/SIGTERM
 fi
 [ $status = 0 ] || exit $status
 
-echo "== translate test2016 (beam 4)"
+echo "== length penalty: tuned on the validation set (beam 4; table in $run/lenpen/lenpen.md)"
+data=$runs/multi30k-data
+lenpen=$(NMT=$nmt scripts/tune-lenpen.sh -m "$run/checkpoint.best" --src "$data/valid.src" \
+    --ref "$data/valid.tgt" --beam 4 --lenpen 0.6,1.0,1.4,2.0,2.5 --out "$run/lenpen" 2> /dev/null |
+    sed -n 's/^best on .*--lenpen \([0-9.]*\) .*/\1/p')
+[ -n "$lenpen" ] || { echo "demo.sh: tuning the length penalty failed" >&2; exit 1; }
+echo "== translate test2016 (beam 4, lenpen $lenpen)"
 gunzip -c "$NMT_DATA/multi30k/test2016.de.gz" > "$run/test2016.ref.de"
 $nmt translate -m "$run/checkpoint.best" -i "$NMT_DATA/multi30k/test2016.en.gz" --beam 4 \
-    > "$run/test2016.hyp.de"
+    --lenpen "$lenpen" > "$run/test2016.hyp.de"
 echo "== test2016 scores (checkpoint.best)"
 $nmt bleu "$run/test2016.ref.de" -i "$run/test2016.hyp.de" -m bleu chrf -f text
