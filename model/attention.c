@@ -290,8 +290,8 @@ static const float *dropped_block(const CoreTiles *t, const float *pi, int rb, i
 }
 
 void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const float *q,
-                    const float *k, const float *v, const float *cs, AttnMask mask, int B, int Tq,
-                    int Tk, int kvs, float *work) {
+                    const float *k, bool k_transposed, const float *v, const float *cs,
+                    AttnMask mask, int B, int Tq, int Tk, int kvs, float *work) {
     const AttnDims *d = &a->d;
     const int H = d->H, D = d->D, Dh = d->Dh, W = d->W, ld = (int)align16(Tk);
     CoreWork w;
@@ -303,7 +303,12 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
             CoreTiles t = thread_tiles(&w, d, Tq, Tk);
             int col, width;
             a->impl->head_span(d, h, &col, &width);
-            transpose_pad(t.kt, ld, k + (size_t)b * kvs * W + col, W, Tk, width);
+            const float *kt = t.kt;  // (width, Tk) the head's keys transposed, rows ldk apart
+            long ldk = ld;
+            if (k_transposed)
+                kt = k + ((size_t)b * W + col) * kvs, ldk = kvs;
+            else
+                transpose_pad(t.kt, ld, k + (size_t)b * kvs * W + col, W, Tk, width);
             const float *vh = v + (size_t)b * kvs * D + h * Dh;  // (Tk, Dh), rows D apart
             const float *csh = cs + (size_t)b * kvs * H + h;    // (Tk), H apart
             uint64_t first = ((uint64_t)b * H + h) * Tq * Tk;   // mask index of p[b, h, 0, 0]
@@ -312,7 +317,8 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
                 float *pi = p + ((size_t)b * H + h) * Tq * Tk + (size_t)i0 * Tk;  // (rb, Tk)
                 const float *qh =
                     a->impl->head_queries(d, &a->p, t.qm, q + ((size_t)b * Tq + i0) * W, rb, h);
-                tile_mm(rb, nk, width, d->scale, qh, W, 1, t.kt, ld, ld, pi, Tk, false);
+                tile_mm(rb, nk, width, d->scale, qh, W, 1, kt, ldk, k_transposed ? nk : ld, pi,
+                        Tk, false);
                 for (int i = 0; i < rb; i++) {
                     float *row = pi + (size_t)i * Tk;
                     if (a->p.u)  // the content term of collab's key-side bias
@@ -402,7 +408,7 @@ void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *ou
     AttnWork w;
     work_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
     double t0 = now_seconds();
-    attention_core(c, a, w.o, s->p, s->q, s->k, s->v, s->cs, mask, B, Tq, Tk, Tk, w.core);
+    attention_core(c, a, w.o, s->p, s->q, s->k, false, s->v, s->cs, mask, B, Tq, Tk, Tk, w.core);
     core_clock(a, t0);
     linear_forward(c, out, w.o, a->p.w_o, a->p.b_o, B * Tq, a->d.D, a->d.D);
 }

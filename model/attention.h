@@ -118,10 +118,13 @@ size_t attention_core_work_floats(const Attention *a, int B, int Tq, int Tk, int
 void attention_project_q(const Ctx *c, const Attention *a, float *q, const float *xq, int Nq);
 void attention_project_kv(const Ctx *c, const Attention *a, float *k, float *v, float *cs,
                           const float *xkv, int Nk);
-/* o(B,Tq,D) from q, k, v, cs; probabilities p(B,H,Tq,Tk) saved. */
+/* o(B,Tq,D) from q, k, v, cs; probabilities p(B,H,Tq,Tk) saved. The keys are k (B, kvs, W), or
+ * with k_transposed (B, W, kvs), as incremental decoding keeps them: the core then reads each
+ * head's keys in place instead of transposing them into a tile, which for a few query rows costs
+ * as much as the scores. v (B, kvs, D) and cs (B, kvs, H) likewise have kvs rows per sentence. */
 void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const float *q,
-                    const float *k, const float *v, const float *cs, AttnMask mask, int B, int Tq,
-                    int Tk, int kvs, float *work);
+                    const float *k, bool k_transposed, const float *v, const float *cs,
+                    AttnMask mask, int B, int Tq, int Tk, int kvs, float *work);
 
 /* out(B,Tq,D) = attention of xq(B,Tq,D) over xkv(B,Tk,D) */
 void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *out,

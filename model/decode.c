@@ -43,7 +43,7 @@ static void decode_layout(DecodeState *st, Arena *a) {
                                              cap->max_len, nthreads);
     }
     st->attn_work = arena_floats(a, w_self > w_cross ? w_self : w_cross);
-    st->tmp = arena_floats(a, RT * (W + D + H));
+    st->tmp = arena_floats(a, RT * (W + D + H) > ST * W ? RT * (W + D + H) : ST * W);
     st->logits = arena_floats(a, (size_t)R * m->V);
     st->emb_t = arena_floats(a, (size_t)m->D * m->V);
     st->tokens = arena_alloc(a, sizeof(int32_t) * R);
@@ -96,10 +96,16 @@ void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *
 #pragma omp parallel for schedule(static) if ((long)V * D >= OMP_MIN_WORK)
     for (int j = 0; j < D; j++)
         for (int v = 0; v < V; v++) st->emb_t[(size_t)j * V + v] = m->emb[(size_t)v * D + j];
+    const int W = m->ad.W;
     for (int l = 0; l < m->n_dec; l++) {
         DecodeLayerCache *L = &st->layers[l];
-        attention_project_kv(c, &m->dec[l].cross_attn, L->cross_k, L->cross_v, L->cross_cs,
+        attention_project_kv(c, &m->dec[l].cross_attn, st->tmp, L->cross_v, L->cross_cs,
                              m->enc_out, sents * S);
+#pragma omp parallel for schedule(static) if ((long)sents * S * W >= OMP_MIN_WORK)
+        for (int s = 0; s < sents; s++)  // keys (S, W) -> (W, S) per sentence
+            for (int j = 0; j < S; j++)
+                for (int r = 0; r < W; r++)
+                    L->cross_k[((size_t)s * W + r) * S + j] = st->tmp[((size_t)s * S + j) * W + r];
     }
 }
 
@@ -125,12 +131,14 @@ void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, fl
         const float *fin = sublayer_in(m, &sub[0], ss, x, st->fin, R);
         attention_project_q(c, self, st->q, fin, R);
         attention_project_kv(c, self, st->k, st->v, st->cs, fin, R);
-        copy_rows(L->self_k + (size_t)t * W, (long)T * W, st->k, W, R, W);
+        for (int r = 0; r < R; r++)  // key column t of the row's (W, T)
+            for (int i = 0; i < W; i++)
+                L->self_k[((size_t)r * W + i) * T + t] = st->k[(size_t)r * W + i];
         copy_rows(L->self_v + (size_t)t * D, (long)T * D, st->v, D, R, D);
         copy_rows(L->self_cs + (size_t)t * H, (long)T * H, st->cs, H, R, H);
         AttnMask all = {NULL, false, 0};
-        attention_core(c, self, st->o, st->p, st->q, L->self_k, L->self_v, L->self_cs, all, R, 1,
-                       t + 1, T, st->attn_work);
+        attention_core(c, self, st->o, st->p, st->q, L->self_k, true, L->self_v, L->self_cs, all,
+                       R, 1, t + 1, T, st->attn_work);
         linear_forward(c, st->f, st->o, self->p.w_o, self->p.b_o, R, D, D);
         x = sublayer_out(m, &sub[0], ss, x, st->f, st->out, R, off);
         memcpy(st->x, x, sizeof(float) * R * D);
@@ -139,8 +147,8 @@ void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, fl
         fin = sublayer_in(m, &sub[1], ss, x, st->fin, R);
         attention_project_q(c, cross, st->q, fin, R);
         AttnMask src = {st->src_len, false, 0};
-        attention_core(c, cross, st->o, st->p, st->q, L->cross_k, L->cross_v, L->cross_cs, src,
-                       st->sents, st->beam, st->S, st->S, st->attn_work);
+        attention_core(c, cross, st->o, st->p, st->q, L->cross_k, true, L->cross_v, L->cross_cs,
+                       src, st->sents, st->beam, st->S, st->S, st->attn_work);
         linear_forward(c, st->f, st->o, cross->p.w_o, cross->p.b_o, R, D, D);
         x = sublayer_out(m, &sub[1], ss, x, st->f, st->out, R, off);
         memcpy(st->x, x, sizeof(float) * R * D);
@@ -159,33 +167,43 @@ void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, fl
     c->gemm->sgemm(false, false, R, m->V, D, 1.0f, x, D, st->emb_t, m->V, 0.0f, logits, m->V);
 }
 
-/* Gathers rows of a (rows, T, width) cache, positions 0..t, by src_row[r]. */
-static void gather_rows(float *cache, float *tmp, const int *src_row, int R, int T, int width,
-                        int t) {
-    size_t row = (size_t)T * width, used = (size_t)(t + 1) * width;
-#pragma omp parallel for schedule(static) if ((long)R * used >= OMP_MIN_WORK)
-    for (int r = 0; r < R; r++) memcpy(tmp + r * used, cache + src_row[r] * row, sizeof(float) * used);
-#pragma omp parallel for schedule(static) if ((long)R * used >= OMP_MIN_WORK)
-    for (int r = 0; r < R; r++) memcpy(cache + r * row, tmp + r * used, sizeof(float) * used);
+/* Gathers rows of a cache by src_row[r]: a row is `segs` segments `seg` floats apart, of which
+ * the first `used` floats are filled. */
+static void gather_rows(float *cache, float *tmp, const int *src_row, int R, int segs, size_t seg,
+                        size_t used) {
+    const size_t row = segs * seg, live = segs * used;
+#pragma omp parallel for schedule(static) if ((long)R * live >= OMP_MIN_WORK)
+    for (int r = 0; r < R; r++)
+        for (int i = 0; i < segs; i++)
+            memcpy(tmp + r * live + i * used, cache + src_row[r] * row + i * seg, sizeof(float) * used);
+#pragma omp parallel for schedule(static) if ((long)R * live >= OMP_MIN_WORK)
+    for (int r = 0; r < R; r++)
+        for (int i = 0; i < segs; i++)
+            memcpy(cache + r * row + i * seg, tmp + r * live + i * used, sizeof(float) * used);
+}
+
+/* Row r of every self-attention cache becomes row rows[r], positions 0..t. */
+static void gather_self_caches(DecodeState *st, const int *rows, int R, int t) {
+    const Model *m = st->m;
+    const size_t T = st->T, W = m->ad.W, D = m->D, H = m->H;
+    for (int l = 0; l < m->n_dec; l++) {
+        DecodeLayerCache *L = &st->layers[l];
+        gather_rows(L->self_k, st->tmp, rows, R, W, T, t + 1);  // (W, T) per row
+        gather_rows(L->self_v, st->tmp, rows, R, 1, T * D, (t + 1) * D);
+        gather_rows(L->self_cs, st->tmp, rows, R, 1, T * H, (t + 1) * H);
+    }
 }
 
 void decode_reorder(DecodeState *st, const int *parent, int t) {
-    const Model *m = st->m;
-    const int R = st->sents * st->beam, T = st->T;
+    const int R = st->sents * st->beam;
     bool identity = true;
     for (int r = 0; r < R; r++) identity &= parent[r] == r;
-    if (identity) return;
-    for (int l = 0; l < m->n_dec; l++) {
-        DecodeLayerCache *L = &st->layers[l];
-        gather_rows(L->self_k, st->tmp, parent, R, T, m->ad.W, t);
-        gather_rows(L->self_v, st->tmp, parent, R, T, m->D, t);
-        gather_rows(L->self_cs, st->tmp, parent, R, T, m->H, t);
-    }
+    if (!identity) gather_self_caches(st, parent, R, t);
 }
 
 void decode_keep_sentences(DecodeState *st, const bool *keep, int t) {
     const Model *m = st->m;
-    const int k = st->beam, T = st->T, S = st->S, W = m->ad.W, D = m->D, H = m->H;
+    const int k = st->beam, S = st->S, W = m->ad.W, D = m->D, H = m->H;
     int n = 0, *rows = st->row_map;
     for (int s = 0; s < st->sents; s++) {
         if (!keep[s]) continue;
@@ -201,11 +219,6 @@ void decode_keep_sentences(DecodeState *st, const bool *keep, int t) {
         }
         n++;
     }
-    for (int l = 0; l < m->n_dec; l++) {
-        DecodeLayerCache *L = &st->layers[l];
-        gather_rows(L->self_k, st->tmp, rows, n * k, T, W, t);
-        gather_rows(L->self_v, st->tmp, rows, n * k, T, D, t);
-        gather_rows(L->self_cs, st->tmp, rows, n * k, T, H, t);
-    }
+    gather_self_caches(st, rows, n * k, t);
     st->sents = n;
 }

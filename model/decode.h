@@ -21,8 +21,9 @@ typedef struct DecodeCapacity {
 } DecodeCapacity;
 
 typedef struct DecodeLayerCache {
-    float *self_k, *self_v, *self_cs;     // (rows, T, W), (.., D), (.., H)
-    float *cross_k, *cross_v, *cross_cs;  // (sentences, S, W), (.., D), (.., H)
+    // keys transposed per row or sentence: attention_core reads them in place
+    float *self_k, *self_v, *self_cs;     // (rows, W, T), (rows, T, D), (rows, T, H)
+    float *cross_k, *cross_v, *cross_cs;  // (sentences, W, S), (sentences, S, D), (.., S, H)
 } DecodeLayerCache;
 
 typedef struct DecodeState {
