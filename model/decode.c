@@ -83,6 +83,13 @@ void decode_free(DecodeState *st) {
     memset(st, 0, sizeof *st);
 }
 
+/* dst (cols, rows), rows ldd apart, = src^T for src (rows, cols), rows lds apart. */
+static void transpose(float *dst, long ldd, const float *src, long lds, int rows, int cols) {
+#pragma omp parallel for schedule(static) if ((long)rows * cols >= OMP_MIN_WORK)
+    for (int j = 0; j < cols; j++)
+        for (int i = 0; i < rows; i++) dst[j * ldd + i] = src[i * lds + j];
+}
+
 void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *src_len,
                   int sents, int S, int T) {
     Model *m = st->m;
@@ -92,20 +99,14 @@ void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *
     memcpy(st->src_len, src_len, sizeof(int) * sents);
     model_encode(m, c, src, src_len, sents, S);
     // emb^T once per batch: every step's logits GEMM then reads its B operand row by row
-    const int V = m->V, D = m->D;
-#pragma omp parallel for schedule(static) if ((long)V * D >= OMP_MIN_WORK)
-    for (int j = 0; j < D; j++)
-        for (int v = 0; v < V; v++) st->emb_t[(size_t)j * V + v] = m->emb[(size_t)v * D + j];
+    transpose(st->emb_t, m->V, m->emb, m->D, m->V, m->D);
     const int W = m->ad.W;
     for (int l = 0; l < m->n_dec; l++) {
         DecodeLayerCache *L = &st->layers[l];
         attention_project_kv(c, &m->dec[l].cross_attn, st->tmp, L->cross_v, L->cross_cs,
                              m->enc_out, sents * S);
-#pragma omp parallel for schedule(static) if ((long)sents * S * W >= OMP_MIN_WORK)
         for (int s = 0; s < sents; s++)  // keys (S, W) -> (W, S) per sentence
-            for (int j = 0; j < S; j++)
-                for (int r = 0; r < W; r++)
-                    L->cross_k[((size_t)s * W + r) * S + j] = st->tmp[((size_t)s * S + j) * W + r];
+            transpose(L->cross_k + (size_t)s * W * S, S, st->tmp + (size_t)s * S * W, W, S, W);
     }
 }
 
@@ -132,8 +133,7 @@ void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, fl
         attention_project_q(c, self, st->q, fin, R);
         attention_project_kv(c, self, st->k, st->v, st->cs, fin, R);
         for (int r = 0; r < R; r++)  // key column t of the row's (W, T)
-            for (int i = 0; i < W; i++)
-                L->self_k[((size_t)r * W + i) * T + t] = st->k[(size_t)r * W + i];
+            transpose(L->self_k + (size_t)r * W * T + t, T, st->k + (size_t)r * W, W, 1, W);
         copy_rows(L->self_v + (size_t)t * D, (long)T * D, st->v, D, R, D);
         copy_rows(L->self_cs + (size_t)t * H, (long)T * H, st->cs, H, R, H);
         AttnMask all = {NULL, false, 0};
