@@ -86,28 +86,20 @@ void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B,
  * instructions wherever it lies, so results depend neither on the thread count nor on the mode's
  * column layout (collab with one-hot mixing reproduces concat exactly). */
 
-/* tile_mm's vectors: the widest the target has (a GCC vector lowered to AVX-512, AVX or SSE). */
-#if defined(__AVX512F__)
-typedef float vf __attribute__((vector_size(64)));
-#elif defined(__AVX__)
-typedef float vf __attribute__((vector_size(32)));
-#else
-typedef float vf __attribute__((vector_size(16)));
-#endif
-
 enum { ROWS = 32, MR = 4, NR = 16 };  // query rows per block; tile_mm's micro-tile (MR, NR)
-enum { VL = sizeof(vf) / sizeof(float), NV = NR / VL };
+enum { NV = NR / VF_LANES };  // vectors per micro-tile row
 
 static size_t align16(size_t n) { return (n + 15) / 16 * 16; }  // floats: keeps 64-byte alignment
 static int min_i(int a, int b) { return a < b ? a : b; }
 
 /* acc[ii] (ii < mr) = sum over r < k, in order, of A[ii*ars + r*acs] * B[r*ldb + 0..NR), where
  * only the first nb < NR columns of B are read when nb < NR (the others count as 0). */
-static inline __attribute__((always_inline)) void micro_tile(const int mr, vf acc[MR][NV], int k,
-                                                             const float *A, long ars, long acs,
-                                                             const float *B, long ldb, int nb) {
+static inline __attribute__((always_inline)) void micro_tile(const int mr, vfloat acc[MR][NV],
+                                                             int k, const float *A, long ars,
+                                                             long acs, const float *B, long ldb,
+                                                             int nb) {
     for (int ii = 0; ii < mr; ii++)
-        for (int v = 0; v < NV; v++) acc[ii][v] = (vf){0};
+        for (int v = 0; v < NV; v++) acc[ii][v] = (vfloat){0};
     float pad[NR] = {0};
     for (int r = 0; r < k; r++) {
         const float *br = B + r * ldb;
@@ -115,10 +107,10 @@ static inline __attribute__((always_inline)) void micro_tile(const int mr, vf ac
             for (int l = 0; l < nb; l++) pad[l] = br[l];
             br = pad;
         }
-        vf b[NV];
-        for (int v = 0; v < NV; v++) memcpy(&b[v], br + v * VL, sizeof(vf));
+        vfloat b[NV];
+        for (int v = 0; v < NV; v++) memcpy(&b[v], br + v * VF_LANES, sizeof(vfloat));
         for (int ii = 0; ii < mr; ii++) {
-            vf a = (vf){0} + A[ii * ars + r * acs];
+            vfloat a = (vfloat){0} + A[ii * ars + r * acs];
             for (int v = 0; v < NV; v++) acc[ii][v] += a * b[v];
         }
     }
@@ -133,7 +125,7 @@ static void tile_mm(int m, int n, int k, float alpha, const float *A, long ars, 
         const int mr = min_i(MR, m - i0);
         const float *Ai = A + i0 * ars;
         for (int j0 = 0; j0 < n; j0 += NR) {
-            vf acc[MR][NV];
+            vfloat acc[MR][NV];
             const float *Bj = B + j0;
             switch (mr) {
             case 4: micro_tile(4, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
@@ -145,16 +137,17 @@ static void tile_mm(int m, int n, int k, float alpha, const float *A, long ars, 
             for (int ii = 0; ii < mr; ii++) {
                 float *c = C + (i0 + ii) * ldc + j0, out[NR];
                 for (int v = 0; v < NV; v++) {
-                    vf x = acc[ii][v] * alpha;
+                    vfloat x = acc[ii][v] * alpha;
                     if (add) {
-                        vf old;
-                        if (w == NR) memcpy(&old, c + v * VL, sizeof(vf));
+                        vfloat old;
+                        if (w == NR) memcpy(&old, c + v * VF_LANES, sizeof(vfloat));
                         else
-                            for (int l = 0; l < VL; l++) old[l] = v * VL + l < w ? c[v * VL + l] : 0.0f;
+                            for (int l = 0, j = v * VF_LANES; l < VF_LANES; l++, j++)
+                                old[l] = j < w ? c[j] : 0.0f;
                         x += old;
                     }
-                    if (w == NR) memcpy(c + v * VL, &x, sizeof(vf));
-                    else memcpy(out + v * VL, &x, sizeof(vf));
+                    if (w == NR) memcpy(c + v * VF_LANES, &x, sizeof(vfloat));
+                    else memcpy(out + v * VF_LANES, &x, sizeof(vfloat));
                 }
                 if (w < NR)
                     for (int l = 0; l < w; l++) c[l] = out[l];
