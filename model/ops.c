@@ -109,34 +109,58 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
     }
 }
 
+/* The elementwise layers below walk their n elements in chunks of DROPOUT_CHUNK: the chunk at c0
+ * has m = chunk_factors(factor, c0, n, &d) elements and their dropout factors (all 1 when off). */
+static int chunk_factors(float *factor, long c0, long n, const Dropout *d) {
+    int m = n - c0 < DROPOUT_CHUNK ? (int)(n - c0) : DROPOUT_CHUNK;
+    dropout_factors(factor, (uint64_t)c0, m, d);
+    return m;
+}
+
 void dropout_apply(float *x, long n, Dropout d) {
     if (!d.key) return;
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long i = 0; i < n; i++) x[i] *= dropout_factor(&d, (uint64_t)i);
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
+        float factor[DROPOUT_CHUNK];
+        int m = chunk_factors(factor, c0, n, &d);
+        for (int e = 0; e < m; e++) x[c0 + e] *= factor[e];
+    }
 }
 
 void dropout_backward(float *dx, const float *dy, long n, Dropout d) {
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long i = 0; i < n; i++) dx[i] += d.key ? dy[i] * dropout_factor(&d, (uint64_t)i) : dy[i];
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
+        float factor[DROPOUT_CHUNK];
+        int m = chunk_factors(factor, c0, n, &d);
+        for (int e = 0; e < m; e++) dx[c0 + e] += dy[c0 + e] * factor[e];
+    }
 }
 
 void residual_forward(float *out, const float *x, const float *f, long n, Dropout d) {
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long i = 0; i < n; i++) out[i] = x[i] + (d.key ? f[i] * dropout_factor(&d, (uint64_t)i) : f[i]);
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
+        float factor[DROPOUT_CHUNK];
+        int m = chunk_factors(factor, c0, n, &d);
+        for (int e = 0; e < m; e++) out[c0 + e] = x[c0 + e] + f[c0 + e] * factor[e];
+    }
 }
 
 void relu_dropout_forward(float *h, const float *x, long n, Dropout d) {
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long i = 0; i < n; i++) {
-        float r = x[i] > 0.0f ? x[i] : 0.0f;
-        h[i] = d.key ? r * dropout_factor(&d, (uint64_t)i) : r;
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
+        float factor[DROPOUT_CHUNK];
+        int m = chunk_factors(factor, c0, n, &d);
+        for (int e = 0; e < m; e++) h[c0 + e] = (x[c0 + e] > 0.0f ? x[c0 + e] : 0.0f) * factor[e];
     }
 }
 
 void relu_dropout_backward(float *dh, const float *x, long n, Dropout d) {
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long i = 0; i < n; i++)
-        dh[i] = x[i] > 0.0f ? (d.key ? dh[i] * dropout_factor(&d, (uint64_t)i) : dh[i]) : 0.0f;
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
+        float factor[DROPOUT_CHUNK];
+        int m = chunk_factors(factor, c0, n, &d);
+        for (int e = 0; e < m; e++) dh[c0 + e] = x[c0 + e] > 0.0f ? dh[c0 + e] * factor[e] : 0.0f;
+    }
 }
 
 void position_table_fill(float *pe, int P, int D) {

@@ -36,19 +36,36 @@ typedef struct Dropout {
 /* The mask of dropout site `site` for the current step (off unless training with p > 0). */
 Dropout dropout_make(const Ctx *c, float p, int site);
 
-static inline float dropout_factor(const Dropout *d, uint64_t i) {
-    uint32_t bits = (uint32_t)(rng_u64(d->key, i >> 2) >> ((i & 3) * 16)) & 0xFFFFu;
-    return bits >= d->threshold ? d->scale : 0.0f;
+enum { DROPOUT_CHUNK = 1024 };  // elements whose factors are made at once: a multiple of 4
+
+/* f[e] (e < n <= DROPOUT_CHUNK) = the factor of element first + e: scale where the mask keeps it,
+ * else 0; all 1 when dropout is off. The hashes are made first, then read as 16-bit lanes (lane l
+ * of a word is its l-th uint16 on a little-endian CPU), so both loops vectorize. */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "dropout_factors reads the lanes of a hash as little-endian 16-bit words"
+#endif
+static inline void dropout_factors(float *f, uint64_t first, int n, const Dropout *d) {
+    if (!d->key) {
+        for (int e = 0; e < n; e++) f[e] = 1.0f;
+        return;
+    }
+    const int skip = (int)(first & 3), words = (skip + n + 3) / 4;
+    union {
+        uint64_t word[DROPOUT_CHUNK / 4 + 1];
+        uint16_t lane[DROPOUT_CHUNK + 4];
+    } h;
+    for (int j = 0; j < words; j++) h.word[j] = rng_u64(d->key, (first >> 2) + (uint64_t)j);
+    for (int e = 0; e < n; e++) f[e] = h.lane[skip + e] >= d->threshold ? d->scale : 0.0f;
 }
 
-/* out[e] = x[e] * dropout_factor(d, first + e) for e < n (out may be x), one hash per four. */
-static inline void dropout_mul(float *out, const float *x, int n, uint64_t first, const Dropout *d) {
-    uint64_t word = n ? rng_u64(d->key, first >> 2) : 0;
-    for (int e = 0; e < n; e++) {
-        uint64_t i = first + (uint64_t)e;
-        if (e && !(i & 3)) word = rng_u64(d->key, i >> 2);
-        uint32_t bits = (uint32_t)(word >> ((i & 3) * 16)) & 0xFFFFu;
-        out[e] = x[e] * (bits >= d->threshold ? d->scale : 0.0f);
+/* out[e] = x[e] * factor(first + e) for e < n (out may be x). */
+static inline void dropout_mul(float *out, const float *x, int n, uint64_t first,
+                               const Dropout *d) {
+    float f[DROPOUT_CHUNK];
+    for (int e0 = 0; e0 < n; e0 += DROPOUT_CHUNK) {
+        int m = n - e0 < DROPOUT_CHUNK ? n - e0 : DROPOUT_CHUNK;
+        dropout_factors(f, first + (uint64_t)e0, m, d);
+        for (int e = 0; e < m; e++) out[e0 + e] = x[e0 + e] * f[e];
     }
 }
 

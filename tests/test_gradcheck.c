@@ -345,20 +345,34 @@ static void check_dropout_rate(void) {
     free(x);
 }
 
-/* dropout_mul, which hashes once per four elements, applies exactly dropout_factor's mask, for
- * every alignment of the run. */
+/* The mask as ops.h defines it, one element at a time: kept iff 16 bits of rng_u64(key, i / 4),
+ * lane i % 4, are >= threshold. */
+static float factor_of(const Dropout *d, uint64_t i) {
+    uint32_t bits = (uint32_t)(rng_u64(d->key, i >> 2) >> ((i & 3) * 16)) & 0xFFFFu;
+    return bits >= d->threshold ? d->scale : 0.0f;
+}
+
+/* dropout_mul and the chunked layers, which hash once per four elements, apply exactly that mask,
+ * for every alignment of the run and across chunks. */
 static void check_dropout_mul(void) {
     Ctx c = {NULL, 4, 1, true};
     Dropout d = dropout_make(&c, 0.3f, 2);
-    float x[24], out[24];
-    for (int e = 0; e < 24; e++) x[e] = 1.0f + 0.25f * e;
+    enum { N = 2 * DROPOUT_CHUNK + 37 };
+    float *x = malloc(sizeof(float) * N), *out = malloc(sizeof(float) * N);  // (N), (N)
+    for (int e = 0; e < N; e++) x[e] = 1.0f + 0.25f * (e % 24);
     long wrong = 0;
     for (uint64_t first = 0; first < 9; first++)
         for (int n = 0; n <= 24; n++) {
             dropout_mul(out, x, n, first, &d);
-            for (int e = 0; e < n; e++) wrong += out[e] != x[e] * dropout_factor(&d, first + e);
+            for (int e = 0; e < n; e++) wrong += out[e] != x[e] * factor_of(&d, first + e);
         }
-    EXPECT(wrong == 0, "dropout_mul differs from dropout_factor in %ld elements", wrong);
+    dropout_mul(out, x, N, 3, &d);
+    for (int e = 0; e < N; e++) wrong += out[e] != x[e] * factor_of(&d, 3 + e);
+    memcpy(out, x, sizeof(float) * N);
+    dropout_apply(out, N, d);
+    for (int e = 0; e < N; e++) wrong += out[e] != x[e] * factor_of(&d, e);
+    EXPECT(wrong == 0, "dropout_mul and dropout_apply differ from the mask in %ld elements", wrong);
+    free(x), free(out);
 }
 
 int main(void) {
