@@ -55,9 +55,11 @@ void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const
     for (int i = 0; i < N; i++) {
         const float *xi = x + (long)i * D;
         double s = 0.0;
+#pragma omp simd reduction(+ : s)
         for (int j = 0; j < D; j++) s += xi[j];
         float m = (float)(s / D);
         double v = 0.0;
+#pragma omp simd reduction(+ : v)
         for (int j = 0; j < D; j++) v += (double)(xi[j] - m) * (xi[j] - m);
         float r = (float)(1.0 / sqrt(v / D + 1e-5));
         mean[i] = m, rstd[i] = r;
@@ -84,6 +86,7 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
         float *dxi = dx + (long)i * D;
         float m = mean[i], r = rstd[i];
         double sum_dyg = 0.0, sum_dyg_xhat = 0.0;
+#pragma omp simd reduction(+ : sum_dyg, sum_dyg_xhat)
         for (int j = 0; j < D; j++) {
             float dyg = dyi[j] * g[j], xhat = (xi[j] - m) * r;
             sum_dyg += dyg;
