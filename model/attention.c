@@ -371,6 +371,7 @@ static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, 
                     float *dsi = t.ds + (size_t)i * ld;
                     if (drop.key) dropout_mul(dsi, dsi, nk, first + (uint64_t)(i0 + i) * Tk, &drop);
                     double dot = 0.0;
+#pragma omp simd reduction(+ : dot)
                     for (int j = 0; j < nk; j++) dot += (double)dsi[j] * p_i[j];
                     for (int j = 0; j < nk; j++) dsi[j] = p_i[j] * (dsi[j] - (float)dot);
                     if (a->p.u)

@@ -110,6 +110,7 @@ double params_grad_norm(const ParamTable *pt) {
     for (size_t blk = 0; blk < nblocks; blk++) {
         size_t end = (blk + 1) * BLOCK < pt->numel ? (blk + 1) * BLOCK : pt->numel;
         double s = 0.0;
+#pragma omp simd reduction(+ : s)
         for (size_t i = blk * BLOCK; i < end; i++) s += (double)g[i] * g[i];
         partial[blk] = s;
     }
