@@ -162,7 +162,9 @@ void relu_dropout_backward(float *dh, const float *x, long n, Dropout d) {
     for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
         float factor[DROPOUT_CHUNK];
         int m = chunk_factors(factor, c0, n, &d);
-        for (int e = 0; e < m; e++) dh[c0 + e] = x[c0 + e] > 0.0f ? dh[c0 + e] * factor[e] : 0.0f;
+        float *restrict g = dh + c0;
+        const float *restrict xc = x + c0;
+        for (int e = 0; e < m; e++) g[e] = xc[e] > 0.0f ? g[e] * factor[e] : 0.0f;
     }
 }
 

@@ -50,12 +50,14 @@ static inline void dropout_factors(float *f, uint64_t first, int n, const Dropou
         return;
     }
     const int skip = (int)(first & 3), words = (skip + n + 3) / 4;
+    const uint32_t threshold = d->threshold;
+    const float scale = d->scale;
     union {
         uint64_t word[DROPOUT_CHUNK / 4 + 1];
         uint16_t lane[DROPOUT_CHUNK + 4];
     } h;
     for (int j = 0; j < words; j++) h.word[j] = rng_u64(d->key, (first >> 2) + (uint64_t)j);
-    for (int e = 0; e < n; e++) f[e] = h.lane[skip + e] >= d->threshold ? d->scale : 0.0f;
+    for (int e = 0; e < n; e++) f[e] = h.lane[skip + e] >= threshold ? scale : 0.0f;
 }
 
 /* out[e] = x[e] * factor(first + e) for e < n (out may be x). */
