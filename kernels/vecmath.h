@@ -45,9 +45,9 @@ static inline vfloat vf_exp(vfloat x) {
     const vfloat zero = {0}, one = zero + 1.0f;
     vfloat c = vf_select(x < lo, zero + lo, x);
     c = vf_select(c > hi, zero + hi, c);
-    vfloat t = c * 1.44269504088896341f + 0.5f;  // n = floor(t) = round(c / ln 2)
+    vfloat t = c * 1.44269504088896341f + 0.5f;   // n = floor(t) = round(c / ln 2)
     vfloat n = __builtin_convertvector(__builtin_convertvector(t, vint), vfloat);
-    n -= vf_select(n > t, one, zero);          // truncation corrected for negative t
+    n -= vf_select(n > t, one, zero);             // truncation corrected for negative t
     vfloat r = c - n * 0.693359375f;              // c - n ln 2, in two parts
     r -= n * -2.12194440e-4f;
     vfloat y = zero + 1.9875691500e-4f;

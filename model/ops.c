@@ -112,8 +112,9 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
     }
 }
 
-/* The elementwise layers below walk their n elements in chunks of DROPOUT_CHUNK: the chunk at c0
- * has m = chunk_factors(factor, c0, n, &d) elements and their dropout factors (all 1 when off). */
+/* With dropout on, the elementwise layers below walk their n elements in chunks of DROPOUT_CHUNK:
+ * the chunk at c0 has m = chunk_factors(factor, c0, n, &d) elements and their dropout factors.
+ * With dropout off (decoding, validation) each has a loop without factors. */
 static int chunk_factors(float *factor, long c0, long n, const Dropout *d) {
     int m = n - c0 < DROPOUT_CHUNK ? (int)(n - c0) : DROPOUT_CHUNK;
     dropout_factors(factor, (uint64_t)c0, m, d);
@@ -123,14 +124,17 @@ static int chunk_factors(float *factor, long c0, long n, const Dropout *d) {
 void dropout_apply(float *x, long n, Dropout d) {
     if (!d.key) return;
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
-        float factor[DROPOUT_CHUNK];
-        int m = chunk_factors(factor, c0, n, &d);
-        for (int e = 0; e < m; e++) x[c0 + e] *= factor[e];
-    }
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK)
+        dropout_mul(x + c0, x + c0, n - c0 < DROPOUT_CHUNK ? (int)(n - c0) : DROPOUT_CHUNK,
+                    (uint64_t)c0, &d);
 }
 
 void dropout_backward(float *dx, const float *dy, long n, Dropout d) {
+    if (!d.key) {
+#pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
+        for (long e = 0; e < n; e++) dx[e] += dy[e];
+        return;
+    }
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
         float factor[DROPOUT_CHUNK];
@@ -140,6 +144,11 @@ void dropout_backward(float *dx, const float *dy, long n, Dropout d) {
 }
 
 void residual_forward(float *out, const float *x, const float *f, long n, Dropout d) {
+    if (!d.key) {
+#pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
+        for (long e = 0; e < n; e++) out[e] = x[e] + f[e];
+        return;
+    }
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
         float factor[DROPOUT_CHUNK];
@@ -149,6 +158,11 @@ void residual_forward(float *out, const float *x, const float *f, long n, Dropou
 }
 
 void relu_dropout_forward(float *h, const float *x, long n, Dropout d) {
+    if (!d.key) {
+#pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
+        for (long e = 0; e < n; e++) h[e] = x[e] > 0.0f ? x[e] : 0.0f;
+        return;
+    }
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
         float factor[DROPOUT_CHUNK];
@@ -158,6 +172,11 @@ void relu_dropout_forward(float *h, const float *x, long n, Dropout d) {
 }
 
 void relu_dropout_backward(float *dh, const float *x, long n, Dropout d) {
+    if (!d.key) {
+#pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
+        for (long e = 0; e < n; e++) dh[e] = x[e] > 0.0f ? dh[e] : 0.0f;
+        return;
+    }
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
         float factor[DROPOUT_CHUNK];
