@@ -9,7 +9,9 @@
 #                   decoding
 #   --config base   transformer-base (transformer-base.yaml, collab D~k 128 = D/4), training only
 #                   (about 5 minutes per repetition on 2 cores; PyTorch needs 8-10 GB)
-#   --isa native  (default) ours as built in build/release, both at this CPU's widest ISA
+#   --isa native  (default) ours as built in build/release, both at this CPU's widest ISA;
+#                 OPENBLAS_CORETYPE in the environment is ignored (SkylakeX is set where OpenBLAS
+#                 does not recognise an AVX-512 CPU)
 #   --isa avx2    AVX2 on any x86 CPU, also one with AVX-512: ours built for x86-64-v3 in
 #                 build/x86-64-v3 (NMT_ARCH, no AVX-512 code runs) with OPENBLAS_CORETYPE=Haswell,
 #                 PyTorch with ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2
@@ -56,6 +58,15 @@ peer_tuned=(OMP_WAIT_POLICY=PASSIVE
 threads=$(nproc)
 [ -x "$nmt" ] || { echo "build first (scripts/demo.sh or cmake): $nmt is missing" >&2; exit 1; }
 [ -f "$torch" ] || { echo "$torch is missing" >&2; exit 1; }
+# native: OpenBLAS (PyTorch's matrix products, and ours where `auto` picks it) runs the core it
+# picks for this CPU, whatever OPENBLAS_CORETYPE the environment sets; where that is a fallback
+# (e.g. an AVX-512 CPU OpenBLAS does not recognise), the core nmt's warning names
+if [ $isa = native ]; then
+    unset OPENBLAS_CORETYPE
+    core=$("$nmt" bench gemm --backends openblas --shapes attn_qk_64 --threads 1 --reps 1 2>&1 |
+        sed -n 's/.*set OPENBLAS_CORETYPE=\([A-Za-z0-9]*\).*/\1/p' | head -1)
+    [ -n "$core" ] && ours_env=(OPENBLAS_CORETYPE="$core") && peer_env=(OPENBLAS_CORETYPE="$core")
+fi
 echo "ISA $isa: ours ${ours_env[*]:-} $nmt; PyTorch ${peer_env[*]:-}" >&2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -5,6 +5,7 @@
  * and then uses its SSE3 "Prescott" kernels). */
 #include <cblas.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <strings.h>
 
 #include "cpu.h"
@@ -48,10 +49,18 @@ const char *gemm_openblas_warning(void) {
     else if (cpu_has_avx2_fma() && !core_is_one_of(core, avx2_cores, 5))
         want = "Haswell";
     if (!want) return NULL;
-    snprintf(text, sizeof text,
-             "OpenBLAS uses its '%s' kernels on this %s CPU (it does not recognise it); set "
-             "OPENBLAS_CORETYPE=%s for OpenBLAS at full speed",
-             core, cpu_has_avx512() ? "AVX-512" : "AVX2", want);
+    const char *isa = cpu_has_avx512() ? "AVX-512" : "AVX2", *forced = getenv("OPENBLAS_CORETYPE");
+    if (forced && *forced)
+        snprintf(text, sizeof text,
+                 "OpenBLAS uses its '%s' kernels on this %s CPU because the environment sets "
+                 "OPENBLAS_CORETYPE=%s; unset it or set OPENBLAS_CORETYPE=%s for OpenBLAS at full "
+                 "speed",
+                 core, isa, forced, want);
+    else
+        snprintf(text, sizeof text,
+                 "OpenBLAS uses its '%s' kernels on this %s CPU (it does not recognise it); set "
+                 "OPENBLAS_CORETYPE=%s for OpenBLAS at full speed",
+                 core, isa, want);
     return text;
 }
 
