@@ -88,6 +88,7 @@ void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B,
 
 enum { ROWS = 32, MR = 4, NR = 16 };  // query rows per block; tile_mm's micro-tile (MR, NR)
 enum { NV = NR / VF_LANES };  // vectors per micro-tile row
+_Static_assert((int)NR <= (int)ATTN_KEY_SLACK, "tile_mm reads transposed keys in blocks of NR");
 
 static size_t align16(size_t n) { return (n + 15) / 16 * 16; }  // floats: keeps 64-byte alignment
 static int min_i(int a, int b) { return a < b ? a : b; }
@@ -310,8 +311,9 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
                 float *pi = p + ((size_t)b * H + h) * Tq * Tk + (size_t)i0 * Tk;  // (rb, Tk)
                 const float *qh =
                     a->impl->head_queries(d, &a->p, t.qm, q + ((size_t)b * Tq + i0) * W, rb, h);
-                tile_mm(rb, nk, width, d->scale, qh, W, 1, kt, ldk, k_transposed ? nk : ld, pi,
-                        Tk, false);
+                // keys read in place: in whole NR blocks (ATTN_KEY_SLACK); the tile t.kt is padded
+                tile_mm(rb, nk, width, d->scale, qh, W, 1, kt, ldk,
+                        k_transposed ? (nk + NR - 1) / NR * NR : ld, pi, Tk, false);
                 for (int i = 0; i < rb; i++) {
                     float *row = pi + (size_t)i * Tk;
                     if (a->p.u)  // the content term of collab's key-side bias

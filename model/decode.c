@@ -19,10 +19,10 @@ static void decode_layout(DecodeState *st, Arena *a) {
     st->row_map = arena_alloc(a, sizeof(int) * R);
     for (int l = 0; l < n; l++) {
         DecodeLayerCache *L = &st->layers[l];
-        L->self_k = arena_floats(a, RT * W);
+        L->self_k = arena_floats(a, RT * W + ATTN_KEY_SLACK);
         L->self_v = arena_floats(a, RT * D);
         L->self_cs = arena_floats(a, RT * H);
-        L->cross_k = arena_floats(a, ST * W);
+        L->cross_k = arena_floats(a, ST * W + ATTN_KEY_SLACK);
         L->cross_v = arena_floats(a, ST * D);
         L->cross_cs = arena_floats(a, ST * H);
     }
