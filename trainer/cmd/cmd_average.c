@@ -23,12 +23,11 @@ static void usage(FILE *out) {
 
 int cmd_average(int argc, char **argv) {
     const char *cmd = "average", *output = NULL;
-    const char **inputs = xmalloc(sizeof(char *) * (size_t)argc);
+    const char *inputs[argc];  // the positional arguments; on the stack, so an error exit leaks none
     int n = 0, last = 0;
     for (int i = 1; i < argc; i++) {
         if (args_wants_help(argv[i])) {
             usage(stdout);
-            free(inputs);
             return 0;
         } else if (args_is(argv[i], "-o", "--output")) {
             output = args_value(cmd, argc, argv, &i);
@@ -51,12 +50,14 @@ int cmd_average(int argc, char **argv) {
         n = last;
     }
     size_t params;
-    if (checkpoint_average(paths ? (const char *const *)paths : inputs, n, output, &params))
-        FATAL("%s", status_message());
-    fprintf(stderr, "[average] %d checkpoints", n);
-    for (int i = 0; paths && i < n; i++) fprintf(stderr, "%s %s", i ? "," : ":", paths[i]);
-    fprintf(stderr, ", %zu parameters -> %s\n", params, output);
+    bool ok = !checkpoint_average(paths ? (const char *const *)paths : inputs, n, output, &params);
+    if (ok) {
+        fprintf(stderr, "[average] %d checkpoints", n);
+        for (int i = 0; paths && i < n; i++) fprintf(stderr, "%s %s", i ? "," : ":", paths[i]);
+        fprintf(stderr, ", %zu parameters -> %s\n", params, output);
+    }
     for (int i = 0; paths && i < n; i++) free(paths[i]);
-    free(paths), free(inputs);
+    free(paths);
+    if (!ok) FATAL("%s", status_message());
     return 0;
 }
