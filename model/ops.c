@@ -116,7 +116,7 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
  * the chunk at c0 has m = chunk_factors(factor, c0, n, &d) elements and their dropout factors.
  * With dropout off (decoding, validation) each has a loop without factors. */
 static int chunk_factors(float *factor, long c0, long n, const Dropout *d) {
-    int m = n - c0 < DROPOUT_CHUNK ? (int)(n - c0) : DROPOUT_CHUNK;
+    int m = dropout_chunk_len(c0, n);
     dropout_factors(factor, (uint64_t)c0, m, d);
     return m;
 }
@@ -125,8 +125,7 @@ void dropout_apply(float *x, long n, Dropout d) {
     if (!d.key) return;
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
     for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK)
-        dropout_mul(x + c0, x + c0, n - c0 < DROPOUT_CHUNK ? (int)(n - c0) : DROPOUT_CHUNK,
-                    (uint64_t)c0, &d);
+        dropout_mul(x + c0, x + c0, dropout_chunk_len(c0, n), (uint64_t)c0, &d);
 }
 
 void dropout_backward(float *dx, const float *dy, long n, Dropout d) {

@@ -38,17 +38,18 @@ Dropout dropout_make(const Ctx *c, float p, int site);
 
 enum { DROPOUT_CHUNK = 1024 };  // elements whose factors are made at once: a multiple of 4
 
-/* f[e] (e < n <= DROPOUT_CHUNK) = the factor of element first + e: scale where the mask keeps it,
- * else 0; all 1 when dropout is off. The hashes are made first, then read as 16-bit lanes (lane l
- * of a word is its l-th uint16 on a little-endian CPU), so both loops vectorize. */
+/* Elements of the chunk that starts at c0 of a run of n. */
+static inline int dropout_chunk_len(long c0, long n) {
+    return n - c0 < DROPOUT_CHUNK ? (int)(n - c0) : DROPOUT_CHUNK;
+}
+
+/* f[e] (e < n <= DROPOUT_CHUNK) = the factor of element first + e with dropout on (d->key set):
+ * scale where the mask keeps it, else 0. The hashes are made first, then read as 16-bit lanes
+ * (lane l of a word is its l-th uint16 on a little-endian CPU), so both loops vectorize. */
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "dropout_factors reads the lanes of a hash as little-endian 16-bit words"
 #endif
 static inline void dropout_factors(float *f, uint64_t first, int n, const Dropout *d) {
-    if (!d->key) {
-        for (int e = 0; e < n; e++) f[e] = 1.0f;
-        return;
-    }
     const int skip = (int)(first & 3), words = (skip + n + 3) / 4;
     const uint32_t threshold = d->threshold;
     const float scale = d->scale;
@@ -60,12 +61,12 @@ static inline void dropout_factors(float *f, uint64_t first, int n, const Dropou
     for (int e = 0; e < n; e++) f[e] = h.lane[skip + e] >= threshold ? scale : 0.0f;
 }
 
-/* out[e] = x[e] * factor(first + e) for e < n (out may be x). */
+/* out[e] = x[e] * factor(first + e) for e < n (out may be x), dropout on. */
 static inline void dropout_mul(float *out, const float *x, int n, uint64_t first,
                                const Dropout *d) {
     float f[DROPOUT_CHUNK];
     for (int e0 = 0; e0 < n; e0 += DROPOUT_CHUNK) {
-        int m = n - e0 < DROPOUT_CHUNK ? n - e0 : DROPOUT_CHUNK;
+        int m = dropout_chunk_len(e0, n);
         dropout_factors(f, first + (uint64_t)e0, m, d);
         for (int e = 0; e < m; e++) out[e0 + e] = x[e0 + e] * f[e];
     }

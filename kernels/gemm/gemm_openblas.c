@@ -49,18 +49,17 @@ const char *gemm_openblas_warning(void) {
     else if (cpu_has_avx2_fma() && !core_is_one_of(core, avx2_cores, 5))
         want = "Haswell";
     if (!want) return NULL;
-    const char *isa = cpu_has_avx512() ? "AVX-512" : "AVX2", *forced = getenv("OPENBLAS_CORETYPE");
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    char why[96];
     if (forced && *forced)
-        snprintf(text, sizeof text,
-                 "OpenBLAS uses its '%s' kernels on this %s CPU because the environment sets "
-                 "OPENBLAS_CORETYPE=%s; unset it or set OPENBLAS_CORETYPE=%s for OpenBLAS at full "
-                 "speed",
-                 core, isa, forced, want);
+        snprintf(why, sizeof why, "because the environment sets OPENBLAS_CORETYPE=%s; unset it or",
+                 forced);
     else
-        snprintf(text, sizeof text,
-                 "OpenBLAS uses its '%s' kernels on this %s CPU (it does not recognise it); set "
-                 "OPENBLAS_CORETYPE=%s for OpenBLAS at full speed",
-                 core, isa, want);
+        snprintf(why, sizeof why, "(it does not recognise it);");
+    snprintf(text, sizeof text,
+             "OpenBLAS uses its '%s' kernels on this %s CPU %s set OPENBLAS_CORETYPE=%s for "
+             "OpenBLAS at full speed",
+             core, cpu_has_avx512() ? "AVX-512" : "AVX2", why, want);
     return text;
 }
 
