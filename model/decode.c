@@ -45,11 +45,51 @@ static void decode_layout(DecodeState *st, Arena *a) {
     st->attn_work = arena_floats(a, w_self > w_cross ? w_self : w_cross);
     st->tmp = arena_floats(a, RT * (W + D + H) > ST * W ? RT * (W + D + H) : ST * W);
     st->logits = arena_floats(a, (size_t)R * m->V);
-    st->emb_t = arena_floats(a, (size_t)m->D * m->V);
     st->tokens = arena_alloc(a, sizeof(int32_t) * R);
     st->hist = arena_alloc(a, sizeof(int32_t) * RT);
     st->hist_next = arena_alloc(a, sizeof(int32_t) * RT);
     st->parent = arena_alloc(a, sizeof(int) * R);
+}
+
+/* A weight (out, in) that linear_forward multiplies by. */
+typedef struct StepWeight {
+    const float *w;
+    int in, out;
+} StepWeight;
+
+/* The weights of decode_step's products (w may be NULL to count them): each decoder layer's
+ * self-attention projections, cross-attention query and output projections and FFN, and the
+ * output projection emb (V, D). */
+static int step_weights(const Model *m, StepWeight *w) {
+    const int D = m->D, W = m->ad.W, H = m->H, F = m->F;
+    int n = 0;
+    for (int l = 0; l <= m->n_dec; l++) {
+        StepWeight layer[9] = {{m->emb, D, m->V}};  // after the last layer: the output projection
+        if (l < m->n_dec) {
+            const AttnParams *self = &m->dec[l].self_attn.p, *cross = &m->dec[l].cross_attn.p;
+            const FfnParams *ffn = m->dec_sub[3 * l + 2].ffn;
+            StepWeight used[9] = {{self->w_q, D, W},  {self->w_k, D, W},   {self->w_v, D, D},
+                                  {self->w_o, D, D},  {self->u, D, H},     {cross->w_q, D, W},
+                                  {cross->w_o, D, D}, {ffn->w_1, D, F},    {ffn->w_2, F, D}};
+            memcpy(layer, used, sizeof used);
+        }
+        for (int i = 0; i < 9; i++)
+            if (layer[i].w) {  // collab's u may be absent
+                if (w) w[n] = layer[i];
+                n++;
+            }
+    }
+    return n;
+}
+
+/* The bytes decode_layout lays out for a capacity. */
+static size_t layout_bytes(Model *m, const DecodeCapacity *cap) {
+    DecodeState st = {.m = m, .cap = *cap, .beam = cap->beam};
+    st.layers = xcalloc(m->n_dec ? m->n_dec : 1, sizeof(DecodeLayerCache));
+    arena_init_measure(&st.arena);
+    decode_layout(&st, &st.arena);
+    free(st.layers);
+    return st.arena.peak;
 }
 
 void decode_init(DecodeState *st, Model *m, const DecodeCapacity *cap) {
@@ -58,17 +98,18 @@ void decode_init(DecodeState *st, Model *m, const DecodeCapacity *cap) {
     CHECK(cap->max_len <= m->max_len, "decoding %d positions needs the model planned for that "
           "length (planned %d)", cap->max_len, m->max_len);
     st->layers = xcalloc(m->n_dec ? m->n_dec : 1, sizeof(DecodeLayerCache));
-    arena_init(&st->arena, decode_state_bytes(m, cap));
+    arena_init(&st->arena, layout_bytes(m, cap));
     decode_layout(st, &st->arena);
+    st->packed.n = step_weights(m, NULL);
+    st->packed.w = xcalloc(st->packed.n, sizeof(GemmPackedB));
 }
 
 size_t decode_state_bytes(Model *m, const DecodeCapacity *cap) {
-    DecodeState st = {.m = m, .cap = *cap, .beam = cap->beam};
-    st.layers = xcalloc(m->n_dec ? m->n_dec : 1, sizeof(DecodeLayerCache));
-    arena_init_measure(&st.arena);
-    decode_layout(&st, &st.arena);
-    free(st.layers);
-    return st.arena.peak;
+    StepWeight w[step_weights(m, NULL)];
+    size_t bytes = layout_bytes(m, cap);
+    for (int i = 0, n = step_weights(m, w); i < n; i++)
+        bytes += gemm_packed_b_bytes(w[i].in, w[i].out);
+    return bytes;
 }
 
 bool decode_fits(const DecodeState *st, int sents, int S, int T) {
@@ -78,6 +119,8 @@ bool decode_fits(const DecodeState *st, int sents, int S, int T) {
 }
 
 void decode_free(DecodeState *st) {
+    for (int i = 0; i < st->packed.n; i++) gemm_packed_b_free(&st->packed.w[i]);
+    free(st->packed.w);
     arena_free(&st->arena);
     free(st->layers);
     memset(st, 0, sizeof *st);
@@ -98,8 +141,10 @@ void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *
     st->sents = sents, st->S = S, st->T = T;
     memcpy(st->src_len, src_len, sizeof(int) * sents);
     model_encode(m, c, src, src_len, sents, S);
-    // emb^T once per batch: every step's logits GEMM then reads its B operand row by row
-    transpose(st->emb_t, m->V, m->emb, m->D, m->V, m->D);
+    StepWeight w[st->packed.n];
+    step_weights(m, w);
+    for (int i = 0; i < st->packed.n; i++)  // B = w^T (in, out), as linear_forward multiplies
+        gemm_pack_b(&st->packed.w[i], c->gemm, true, w[i].in, w[i].out, w[i].w, w[i].in);
     const int W = m->ad.W;
     for (int l = 0; l < m->n_dec; l++) {
         DecodeLayerCache *L = &st->layers[l];
@@ -116,8 +161,11 @@ static void copy_rows(float *dst, long dst_ld, const float *src, long src_ld, in
         memcpy(dst + r * dst_ld, src + r * src_ld, sizeof(float) * width);
 }
 
-void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, float *logits) {
+void decode_step(DecodeState *st, const Ctx *c_in, const int32_t *tokens, int t, float *logits) {
     Model *m = st->m;
+    Ctx packed = *c_in;
+    packed.packed = &st->packed;
+    const Ctx *c = &packed;
     const int R = st->sents * st->beam, D = m->D, W = m->ad.W, H = m->H, T = st->T;
     CHECK(t < T, "decode step %d beyond the planned %d", t, T);
     embedding_forward(st->x, tokens, m->emb, m->pe, R, 1, D, sqrtf((float)D), t);
@@ -164,7 +212,7 @@ void decode_step(DecodeState *st, const Ctx *c, const int32_t *tokens, int t, fl
         layernorm_forward(st->out, st->mean, st->rstd, x, m->dec_final.g, m->dec_final.b, R, D);
         x = st->out;
     }
-    c->gemm->sgemm(false, false, R, m->V, D, 1.0f, x, D, st->emb_t, m->V, 0.0f, logits, m->V);
+    linear_forward(c, logits, x, m->emb, NULL, R, D, m->V);
 }
 
 /* Gathers rows of a cache by src_row[r]: a row is `segs` segments `seg` floats apart, of which

@@ -44,7 +44,8 @@ typedef struct DecodeState {
     int *row_map;                      // (rows) source row of each row when compacting
     // search bookkeeping (search.c)
     float *logits;                     // (rows, V)
-    float *emb_t;                      // (D, V) the output projection, transposed per batch
+    PackedWeights packed;              // the weights decode_step multiplies by, and the output
+                                       // projection (emb): packed per batch by decode_begin
     int32_t *tokens;                   // (rows) the tokens fed at the next step
     int32_t *hist, *hist_next;         // (rows, T) token histories
     int *parent;                       // (rows) row each row continues after a step
@@ -54,8 +55,9 @@ typedef struct DecodeState {
 void decode_init(DecodeState *st, Model *m, const DecodeCapacity *cap);
 size_t decode_state_bytes(Model *m, const DecodeCapacity *cap);  // what decode_init allocates
 void decode_free(DecodeState *st);
-/* Encodes the batch src (sents, S), projects every layer's cross-attention keys/values and lays
- * the caches out for T output positions. */
+/* Encodes the batch src (sents, S), projects every layer's cross-attention keys/values, lays
+ * the caches out for T output positions and packs the weights for the steps (which must not
+ * change until the batch is done). */
 void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *src_len,
                   int sents, int S, int T);
 /* Whether a batch of sents sentences, S source and T output positions fits the capacity. */

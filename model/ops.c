@@ -17,9 +17,22 @@ Dropout dropout_make(const Ctx *c, float p, int site) {
     return d;
 }
 
+/* The packed copy of weight w (out, in) in c, or NULL. */
+static const GemmPackedB *packed_weight(const Ctx *c, const float *w, int in, int out) {
+    for (int i = 0; c->packed && i < c->packed->n; i++) {
+        const GemmPackedB *p = &c->packed->w[i];
+        if (p->B == w && p->K == in && p->N == out) return p;
+    }
+    return NULL;
+}
+
 void linear_forward(const Ctx *c, float *y, const float *x, const float *w, const float *b, int N,
                     int in, int out) {
-    c->gemm->sgemm(false, true, N, out, in, 1.0f, x, in, w, in, 0.0f, y, out);
+    const GemmPackedB *packed = packed_weight(c, w, in, out);
+    if (packed)
+        sgemm_packed(packed, N, 1.0f, x, in, 0.0f, y, out);
+    else
+        c->gemm->sgemm(false, true, N, out, in, 1.0f, x, in, w, in, 0.0f, y, out);
     if (b) {
 #pragma omp parallel for schedule(static) if ((long)N * out >= OMP_MIN_WORK)
         for (int i = 0; i < N; i++) {

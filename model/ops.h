@@ -17,11 +17,19 @@
 /* Loops over fewer elements than this run on one thread: a parallel region costs more. */
 enum { OMP_MIN_WORK = 1 << 15 };
 
+/* Weights packed once for many products with them (decoding, decode.h): linear_forward then
+ * multiplies by the packed copy of its weight. */
+typedef struct PackedWeights {
+    GemmPackedB *w;  // (n) each packed as op(B) = w^T (in, out)
+    int n;
+} PackedWeights;
+
 typedef struct Ctx {
     const GemmImpl *gemm;
-    uint64_t seed;  // run seed: dropout masks
-    uint64_t step;  // micro-batch counter: a new mask per forward pass
-    bool train;     // dropout on
+    uint64_t seed;                // run seed: dropout masks
+    uint64_t step;                // micro-batch counter: a new mask per forward pass
+    bool train;                   // dropout on
+    const PackedWeights *packed;  // or NULL
 } Ctx;
 
 /* A dropout mask: element i is kept iff 16 bits of rng_u64(key, i / 4) are >= threshold (one

@@ -2,7 +2,9 @@
  * the naive ref, for all four transpose combinations, sizes around every block edge of every
  * micro-kernel and every path of the blocked driver, padded leading dimensions, alpha in
  * {1, 0.5}, beta in {0, 1, 0.3}, a NaN-filled C with beta = 0, and sgemm_serial called inside an
- * OpenMP parallel region. Blocked results must be bit-identical across thread counts and paths.
+ * OpenMP parallel region. Blocked results must be bit-identical across thread counts and paths,
+ * B packed once (gemm_pack_b, sgemm_packed) included; the other backends' sgemm_packed must be
+ * their sgemm.
  * The tolerance is the fp32 rounding bound of a K-term dot product: c*K*eps*(|alpha| sum|a||b| +
  * |beta c|), from a second ref product on absolute values. */
 #include <float.h>
@@ -102,9 +104,12 @@ static int edge_sizes(const Ukernel *u, Size *out) {
 
 /* Blocked results must not depend on the path or the thread count: one product through sgemm
  * at 1, 2 and 3 threads (more threads than cores get preempted, which the team must survive),
- * sgemm_serial, and sgemm_serial on row blocks of 5 (the small path). */
-static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, Rng *r) {
-    enum { VARIANTS = 5 };
+ * sgemm_serial, sgemm_serial on row blocks of 5 (the small path), and, for A not transposed,
+ * with B packed once, at 1 and 3 threads. Only the last two variants for `packed_only` (the
+ * backends that do not pack, whose sgemm_packed must be their sgemm at the same thread count). */
+static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, bool packed_only,
+                                Rng *r) {
+    enum { VARIANTS = 7 };
     int M = s.M, N = s.N, K = s.K, lda = ta ? M : K, ldb = tb ? K : N;
     long na = (long)M * K, nb = (long)K * N, nc = (long)M * N;
     float *A = malloc(sizeof(float) * na), *B = malloc(sizeof(float) * nb);
@@ -122,11 +127,25 @@ static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, Rng
     for (int i = 0; i < M; i += 5)
         g->sgemm_serial(ta, tb, M - i < 5 ? M - i : 5, N, K, 0.5f, ta ? A + i : A + (long)i * lda,
                         lda, B, ldb, 0.3f, C[4] + (long)i * N, N);
-    const char *what[VARIANTS] = {"", "2 threads", "3 threads", "sgemm_serial", "row blocks of 5"};
-    for (int v = 1; v < VARIANTS; v++)
-        EXPECT(!memcmp(C[0], C[v], sizeof(float) * nc),
-               "%s %s%s M=%d N=%d K=%d: %s differs from 1 thread", g->detail, ta ? "T" : "N",
-               tb ? "T" : "N", M, N, K, what[v]);
+    if (!ta) {
+        GemmPackedB packed = {0};
+        gemm_pack_b(&packed, g, tb, K, N, B, ldb);
+        EXPECT(packed.by == g, "%s: B packed by %s", g->detail, packed.by->detail);
+        for (int t = 1; t <= 3; t += 2) {
+            omp_set_num_threads(t);
+            sgemm_packed(&packed, M, 0.5f, A, lda, 0.3f, C[t == 1 ? 5 : 6], N);
+        }
+        omp_set_num_threads(threads);
+        gemm_packed_b_free(&packed);
+    }
+    const char *what[VARIANTS] = {"", "2 threads", "3 threads", "sgemm_serial", "row blocks of 5",
+                                  "B packed", "B packed, 3 threads"};
+    for (int v = packed_only ? 5 : 1; v < (ta ? 5 : VARIANTS); v++) {
+        int same = packed_only && v == 6 ? 2 : 0;  // OpenBLAS's sum order follows its threads
+        EXPECT(!memcmp(C[same], C[v], sizeof(float) * nc),
+               "%s %s%s M=%d N=%d K=%d: %s differs from sgemm at %d thread(s)", g->detail,
+               ta ? "T" : "N", tb ? "T" : "N", M, N, K, what[v], same + 1);
+    }
     free(A), free(B), free(C0);
     for (int v = 0; v < VARIANTS; v++) free(C[v]);
 }
@@ -167,9 +186,8 @@ int main(void) {
                     }
             }
         }
-        if (v < 3)  // the blocked variants
-            for (int si = 0; si < ns; si++)
-                for (int t = 0; t < 4; t++) check_bit_identical(g, sizes[si], t & 1, t & 2, &r);
+        for (int si = 0; si < ns; si++)  // all variants for blocked, else B packed only
+            for (int t = 0; t < 4; t++) check_bit_identical(g, sizes[si], t & 1, t & 2, v == 3, &r);
         // sgemm_serial inside a parallel region: independent products, one per iteration.
         int fails = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : fails)
@@ -187,5 +205,12 @@ int main(void) {
             check_one(g, false, false, true, (Size){200, 300, 129}, 1.0f, 0.0f, 1, &rr);
         }
     }
+    // "auto" packs B for the backend of its large class, which then computes the products
+    GemmPackedB packed = {0};
+    float B[12] = {0};
+    gemm_pack_b(&packed, gemm_lookup("auto"), true, 3, 4, B, 3);
+    EXPECT(packed.by == gemm_auto_choice()->backend[GEMM_CLASS_LARGE],
+           "auto packed B for %s, not for its large class's backend", packed.by->detail);
+    gemm_packed_b_free(&packed);
     return test_finish();
 }

@@ -43,7 +43,7 @@ static void record(const char *backend, bool serial, bool ta, bool tb, int M, in
         (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;     \
         record(#tag, true, ta, tb, M, N, K);                                                      \
     }                                                                                              \
-    static const GemmImpl tag = {#tag, "fake", tag##_threaded, tag##_serial};
+    static const GemmImpl tag = {#tag, "fake", tag##_threaded, tag##_serial, NULL, NULL};
 
 FAKE(fake_large)
 FAKE(fake_wgrad)

@@ -18,16 +18,49 @@
 #define NMT_GEMM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef void (*SgemmFn)(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
                         int lda, const float *B, int ldb, float beta, float *C, int ldc);
+
+struct GemmPackedB;
 
 typedef struct GemmImpl {
     const char *name;     // "ref" | "blocked" | "openblas"
     const char *detail;   // e.g. the micro-kernel the blocked backend picked
     SgemmFn sgemm;
     SgemmFn sgemm_serial;
+    /* Packing B once for many products (gemm_pack_b); NULL: the backend reads B itself. */
+    void (*pack_b)(struct GemmPackedB *p);
+    void (*sgemm_packed)(const struct GemmPackedB *p, int M, float alpha, const float *A,
+                         int lda, float beta, float *C, int ldc);
 } GemmImpl;
+
+/* An operand op(B) (K, N) prepared once for many products C = alpha A op(B) + beta C that share
+ * it, such as the decoder's weights, used step after step: the blocked backends pack it in their
+ * micro-kernel's layout (each product then skips packing B, with bit-identical results), the
+ * others keep a reference. B must not change while the packed copy is in use. */
+typedef struct GemmPackedB {
+    const GemmImpl *by;  // the backend that prepared it, which computes the products
+    bool tb;
+    int K, N;
+    const float *B;      // the operand itself
+    int ldb;
+    float *packed;       // `by`'s packed copy, or NULL (products read B)
+    size_t cap;          // floats allocated at packed, kept for the next gemm_pack_b
+} GemmPackedB;
+
+/* Prepares op(B) for products by backend g (for "auto", the backend of the large class); reuses
+ * p's memory from an earlier call. Zero-initialise p before its first use. */
+void gemm_pack_b(GemmPackedB *p, const GemmImpl *g, bool tb, int K, int N, const float *B,
+                 int ldb);
+/* C (M, N) = alpha A op(B) + beta C with op(B) from p and A (M, K), lda apart: like sgemm, may
+ * use every OpenMP thread. */
+void sgemm_packed(const GemmPackedB *p, int M, float alpha, const float *A, int lda, float beta,
+                  float *C, int ldc);
+void gemm_packed_b_free(GemmPackedB *p);
+/* The most memory gemm_pack_b allocates for a (K, N) operand, whatever the backend. */
+size_t gemm_packed_b_bytes(int K, int N);
 
 /* The shape classes "auto" decides for, each with its own backend:
  *   attention  M*N*K <= GEMM_SMALL_WORK: the per-(sentence, head) products, which attention runs

@@ -59,7 +59,13 @@ static void auto_sgemm_serial(bool ta, bool tb, int M, int N, int K, float alpha
                                                               ldb, beta, C, ldc);
 }
 
-static const GemmImpl gemm_auto = {"auto", auto_detail, auto_sgemm, auto_sgemm_serial};
+/* B packed for products of the large class goes to that class's backend, which computes them. */
+static void auto_pack_b(GemmPackedB *p) {
+    gemm_pack_b(p, choice.backend[GEMM_CLASS_LARGE], p->tb, p->K, p->N, p->B, p->ldb);
+}
+
+static const GemmImpl gemm_auto = {"auto", auto_detail, auto_sgemm, auto_sgemm_serial, auto_pack_b,
+                                   NULL};
 
 /* The ISA of the micro-kernel the blocked backend runs here. */
 static const char *blocked_isa(void) {

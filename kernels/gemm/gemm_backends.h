@@ -15,5 +15,7 @@ enum { GEMM_BLOCKED_REVISION = 2 };
 /* The blocked backend with a given micro-kernel ("avx512", "avx2", "portable"); NULL if this CPU
  * cannot run it. */
 const GemmImpl *gemm_blocked_variant(const char *ukernel);
+/* p->packed with room for `floats` floats (grown as needed; contents not kept). */
+float *gemm_packed_b_reserve(GemmPackedB *p, size_t floats);
 
 #endif

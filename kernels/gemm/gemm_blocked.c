@@ -102,6 +102,11 @@ typedef struct Product {
     long lda;
     const float *B;  // op(B) is (K, N)
     long ldb;
+    // op(B) packed whole once (gemm_pack_b), or NULL: the K block at pc, from column j on, is
+    // at B_packed + pc * padded_N + (packed_j0 + j) * kc
+    const float *B_packed;
+    long padded_N;
+    int packed_j0;
     float *C;        // (M, N)
     long ldc;
 } Product;
@@ -111,6 +116,10 @@ static const float *a_at(const Product *g, int i, int p) {
 }
 static const float *b_at(const Product *g, int p, int j) {
     return g->tb ? g->B + (size_t)j * g->ldb + p : g->B + (size_t)p * g->ldb + j;
+}
+
+static const float *packed_b_block(const Product *g, int pc, int kc, int j) {
+    return g->B_packed + (size_t)pc * g->padded_N + (size_t)(g->packed_j0 + j) * kc;
 }
 
 /* K is cut into k_blocks(K) near-equal blocks of at most KC; block kb starts at k_start. */
@@ -246,12 +255,17 @@ static void packed_product(const Product *g, const Work *w) {
             for (int jc = 0, j = 0; jc < g->N; jc += w->ncb, j++, b++) {
                 int nc = min_i(w->ncb, g->N - jc), panels = div_up(nc, NR);
                 int *cnt = w->counters + b * WORK_COUNTERS;
-                float *bp = w->bp[b % 2];
-                if (b >= 2) wait_block_done(g, w, b - 2);
-                for (int q; (q = claim(&cnt[B_CLAIMED])) < panels; publish(&cnt[B_PACKED], 1))
-                    uk->pack_b(uk, kc, min_i(NR, nc - q * NR), b_at(g, pc, jc + q * NR), g->ldb,
-                               g->tb, bp + (size_t)q * NR * kc);
-                wait_for(&cnt[B_PACKED], panels);
+                const float *bp = w->bp[b % 2];
+                if (g->B_packed) {
+                    bp = packed_b_block(g, pc, kc, jc);
+                } else {
+                    if (b >= 2) wait_block_done(g, w, b - 2);
+                    for (int q; (q = claim(&cnt[B_CLAIMED])) < panels;
+                         publish(&cnt[B_PACKED], 1))
+                        uk->pack_b(uk, kc, min_i(NR, nc - q * NR), b_at(g, pc, jc + q * NR),
+                                   g->ldb, g->tb, w->bp[b % 2] + (size_t)q * NR * kc);
+                    wait_for(&cnt[B_PACKED], panels);
+                }
                 for (int c; (c = claim(&cnt[ROWS_CLAIMED])) < chunks;) {
                     int r0 = ic + c * w->chunk * MR, r1 = min_i(ic + mc, r0 + w->chunk * MR);
                     float *a = keep ? apanel + (size_t)(r0 - ic) * kp
@@ -284,8 +298,8 @@ static Work work_make(const Product *g, int nth) {
     size_t b_floats = (size_t)kc * round_up_i(w.ncb, uk->NR);
     size_t a_floats = (size_t)round_up_i(w.mcb, uk->MR) * round_up_i(kc, uk->KB);
     ThreadBufs *own = nth > 1 ? NULL : thread_bufs();
-    float *b = floats(own ? &own->b : &team_b, slots * b_floats);
-    w.bp[0] = b, w.bp[1] = b + (slots - 1) * b_floats;
+    float *b = g->B_packed ? NULL : floats(own ? &own->b : &team_b, slots * b_floats);
+    w.bp[0] = b, w.bp[1] = b ? b + (slots - 1) * b_floats : NULL;
     w.ap[0] = w.ap[1] = NULL;
     if (nj > 1) {
         float *a = floats(own ? &own->a : &team_a, slots * a_floats);
@@ -311,7 +325,10 @@ static void small_product(const Product *g) {
         float beta = kb == 0 ? g->beta : 1.0f;
         const float *b = b_at(g, pc, 0);
         long rsb = g->ldb, panel_stride = NR;  // B column panel jp at b + jp*panel_stride
-        if (g->tb) {
+        if (g->B_packed) {
+            b = packed_b_block(g, pc, kc, 0);
+            rsb = NR, panel_stride = (long)kc * NR;
+        } else if (g->tb) {
             float *bp = floats(&thread_bufs()->b,
                                (size_t)kc * round_up_i(g->N, NR));  // (N/NR, kc, NR)
             uk->pack_b(uk, kc, g->N, b, g->ldb, true, bp);
@@ -341,47 +358,45 @@ static void scale_c(int M, int N, float beta, float *C, int ldc) {
 static Product product_make(const Ukernel *uk, bool ta, bool tb, int M, int N, int K,
                             float alpha, const float *A, int lda, const float *B, int ldb,
                             float beta, float *C, int ldc) {
-    return (Product){uk, ta, tb, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc};
+    return (Product){.uk = uk, .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha,
+                     .beta = beta, .A = A, .lda = lda, .B = B, .ldb = ldb, .C = C, .ldc = ldc};
 }
 
-static void blocked_serial(const Ukernel *uk, bool ta, bool tb, int M, int N, int K, float alpha,
-                           const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                           int ldc) {
-    if (M <= 0 || N <= 0) return;
-    if (K <= 0 || alpha == 0.0f) {
-        scale_c(M, N, beta, C, ldc);
+static void serial_product(const Product *g) {
+    if (g->M <= 0 || g->N <= 0) return;
+    if (g->K <= 0 || g->alpha == 0.0f) {
+        scale_c(g->M, g->N, g->beta, g->C, (int)g->ldc);
         return;
     }
-    Product g = product_make(uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if ((double)M * N * K <= GEMM_SMALL_WORK) {
-        small_product(&g);
+    if ((double)g->M * g->N * g->K <= GEMM_SMALL_WORK) {
+        small_product(g);
     } else {
-        Work w = work_make(&g, 1);
-        packed_product(&g, &w);
+        Work w = work_make(g, 1);
+        packed_product(g, &w);
     }
 }
 
-static void blocked_parallel(const Ukernel *uk, bool ta, bool tb, int M, int N, int K,
-                             float alpha, const float *A, int lda, const float *B, int ldb,
-                             float beta, float *C, int ldc) {
+static void parallel_product(const Product *g) {
+    const Ukernel *uk = g->uk;
+    const int M = g->M, N = g->N;
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
-    if (nt == 1 || (double)M * N * K < GEMM_THREADED_WORK || alpha == 0.0f) {
-        blocked_serial(uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (nt == 1 || (double)M * N * g->K < GEMM_THREADED_WORK || g->alpha == 0.0f) {
+        serial_product(g);
         return;
     }
-    Product g = product_make(uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (div_up(M, uk->MR) >= 2 * nt) {
-        Work w = work_make(&g, nt);
+        Work w = work_make(g, nt);
 #pragma omp parallel num_threads(nt)
-        packed_product(&g, &w);
+        packed_product(g, &w);
     } else {  // C is short and wide: split its columns in NR panels, each thread on its own
 #pragma omp parallel num_threads(nt)
         {
             int tid = omp_get_thread_num(), nth = omp_get_num_threads(), panels = div_up(N, uk->NR);
             int j0 = min_i(N, panels * tid / nth * uk->NR);
             int j1 = min_i(N, panels * (tid + 1) / nth * uk->NR);
-            Product part = g;
-            part.N = j1 - j0, part.B = b_at(&g, 0, j0), part.C = C + j0;
+            Product part = *g;
+            part.N = j1 - j0, part.B = b_at(g, 0, j0), part.C = g->C + j0;
+            part.packed_j0 = g->packed_j0 + j0;
             if (j1 > j0) {
                 Work w = work_make(&part, 1);
                 packed_product(&part, &w);
@@ -390,18 +405,51 @@ static void blocked_parallel(const Ukernel *uk, bool ta, bool tb, int M, int N, 
     }
 }
 
-/* One pair of entry points per micro-kernel. */
+/* op(B) of p, whole, in uk's B panel layout: K block at pc, (padded N / NR, kc, NR), at
+ * pc * padded N; the K blocks are the products' own, so each product reads its B blocks there. */
+static void pack_b_whole(const Ukernel *uk, GemmPackedB *p) {
+    const int NR = uk->NR, padded_N = round_up_i(p->N, NR), panels = padded_N / NR;
+    Product g = product_make(uk, false, p->tb, 0, p->N, p->K, 1.0f, NULL, 0, p->B, p->ldb, 0.0f,
+                             NULL, 0);
+    float *out = gemm_packed_b_reserve(p, (size_t)p->K * padded_N);
+    const int nkb = k_blocks(&g);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int kb = 0; kb < nkb; kb++)
+        for (int q = 0; q < panels; q++) {
+            int pc = k_start(&g, nkb, kb), kc = k_start(&g, nkb, kb + 1) - pc;
+            uk->pack_b(uk, kc, min_i(NR, p->N - q * NR), b_at(&g, pc, q * NR), p->ldb, p->tb,
+                       out + (size_t)pc * padded_N + (size_t)q * NR * kc);
+        }
+}
+
+static void packed_b_product(const Ukernel *uk, const GemmPackedB *p, int M, float alpha,
+                             const float *A, int lda, float beta, float *C, int ldc) {
+    Product g = product_make(uk, false, p->tb, M, p->N, p->K, alpha, A, lda, p->B, p->ldb, beta,
+                             C, ldc);
+    g.B_packed = p->packed, g.padded_N = round_up_i(p->N, uk->NR);
+    parallel_product(&g);
+}
+
+/* The entry points of each micro-kernel. */
 #define BLOCKED_VARIANT(tag, kernel, detail)                                                        \
     static void tag##_serial(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,  \
                              int lda, const float *B, int ldb, float beta, float *C, int ldc) {   \
-        blocked_serial(&kernel, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);          \
+        Product g = product_make(&kernel, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);  \
+        serial_product(&g);                                                                        \
     }                                                                                              \
     static void tag##_parallel(bool ta, bool tb, int M, int N, int K, float alpha,               \
                                const float *A, int lda, const float *B, int ldb, float beta,      \
                                float *C, int ldc) {                                               \
-        blocked_parallel(&kernel, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);        \
+        Product g = product_make(&kernel, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);  \
+        parallel_product(&g);                                                                      \
     }                                                                                              \
-    static const GemmImpl tag = {"blocked", detail, tag##_parallel, tag##_serial};
+    static void tag##_pack_b(GemmPackedB *p) { pack_b_whole(&kernel, p); }                        \
+    static void tag##_packed(const GemmPackedB *p, int M, float alpha, const float *A, int lda,   \
+                             float beta, float *C, int ldc) {                                     \
+        packed_b_product(&kernel, p, M, alpha, A, lda, beta, C, ldc);                             \
+    }                                                                                              \
+    static const GemmImpl tag = {"blocked", detail, tag##_parallel, tag##_serial, tag##_pack_b,   \
+                                 tag##_packed};
 
 #if CPU_X86
 BLOCKED_VARIANT(blocked_avx512, ukernel_avx512, "avx512 12x32 micro-kernel")
@@ -416,6 +464,20 @@ const GemmImpl *gemm_blocked_variant(const char *ukernel) {
 #endif
     if (!strcmp(ukernel, "portable")) return &blocked_portable;
     return NULL;
+}
+
+size_t gemm_packed_b_bytes(int K, int N) {
+    const Ukernel *kernels[] = {
+#if CPU_X86
+        &ukernel_avx512, &ukernel_avx2,
+#endif
+        &ukernel_portable};
+    size_t most = 0;
+    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++) {
+        size_t bytes = (size_t)K * round_up_i(N, kernels[i]->NR) * sizeof(float);
+        most = bytes > most ? bytes : most;
+    }
+    return most;
 }
 
 const GemmImpl *gemm_blocked_best(void) {

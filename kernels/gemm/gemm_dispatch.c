@@ -1,9 +1,11 @@
-/* gemm_dispatch.c: backend lookup by name and the NMT_GEMM override ("auto" is gemm_auto.c). */
+/* gemm_dispatch.c: backend lookup by name, the NMT_GEMM override ("auto" is gemm_auto.c), and
+ * B operands packed once for many products. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "check.h"
 #include "gemm_auto.h"
 #include "gemm_backends.h"
@@ -49,4 +51,32 @@ void gemm_set_threads(int n) {
     omp_set_num_threads(n);
     gemm_openblas_set_threads(n);
     gemm_auto_threads_changed(n);
+}
+
+void gemm_pack_b(GemmPackedB *p, const GemmImpl *g, bool tb, int K, int N, const float *B,
+                 int ldb) {
+    p->by = g, p->tb = tb, p->K = K, p->N = N, p->B = B, p->ldb = ldb;
+    if (g->pack_b) g->pack_b(p);
+}
+
+float *gemm_packed_b_reserve(GemmPackedB *p, size_t floats) {
+    if (floats > p->cap) {
+        aligned_free(p->packed);
+        p->packed = aligned_alloc_zeroed(floats * sizeof(float));
+        p->cap = floats;
+    }
+    return p->packed;
+}
+
+void sgemm_packed(const GemmPackedB *p, int M, float alpha, const float *A, int lda, float beta,
+                  float *C, int ldc) {
+    if (p->by->sgemm_packed)
+        p->by->sgemm_packed(p, M, alpha, A, lda, beta, C, ldc);
+    else
+        p->by->sgemm(false, p->tb, M, p->N, p->K, alpha, A, lda, p->B, p->ldb, beta, C, ldc);
+}
+
+void gemm_packed_b_free(GemmPackedB *p) {
+    aligned_free(p->packed);
+    *p = (GemmPackedB){0};
 }
