@@ -88,6 +88,7 @@ void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B,
 
 enum { ROWS = 32, MR = 4, NR = 16 };  // query rows per block; tile_mm's micro-tile (MR, NR)
 enum { NV = NR / VF_LANES };  // vectors per micro-tile row
+enum { RB = 4 };              // NR blocks a single row takes at once (see micro_row)
 _Static_assert((int)NR <= (int)ATTN_KEY_SLACK, "tile_mm reads transposed keys in blocks of NR");
 
 static size_t align16(size_t n) { return (n + 15) / 16 * 16; }  // floats: keeps 64-byte alignment
@@ -117,6 +118,41 @@ static inline __attribute__((always_inline)) void micro_tile(const int mr, vfloa
     }
 }
 
+/* acc (RB * NR) = sum over r < k, in order, of A[r*acs] * B[r*ldb + 0..RB*NR): one row against
+ * RB column blocks at once. A lone row's sums are chains of dependent FMAs; RB of them interleave
+ * (the decoder's queries come one row per sentence). Each element is summed as micro_tile sums
+ * it. */
+static inline __attribute__((always_inline)) void micro_row(vfloat acc[RB * NV], int k,
+                                                            const float *A, long acs,
+                                                            const float *B, long ldb) {
+    for (int v = 0; v < RB * NV; v++) acc[v] = (vfloat){0};
+    for (int r = 0; r < k; r++) {
+        const float *br = B + r * ldb;
+        vfloat a = (vfloat){0} + A[r * acs];
+        for (int v = 0; v < RB * NV; v++) {
+            vfloat b;
+            memcpy(&b, br + v * VF_LANES, sizeof(vfloat));
+            acc[v] += a * b;
+        }
+    }
+}
+
+/* c[0..w) = alpha * acc (nv vectors, w <= nv * VF_LANES), or += when add. */
+static inline __attribute__((always_inline)) void store_row(float *c, const vfloat *acc, int nv,
+                                                            int w, float alpha, bool add) {
+    for (int v = 0; v < nv; v++) {
+        const int j0 = v * VF_LANES, lanes = min_i(VF_LANES, w - j0);
+        if (lanes <= 0) break;
+        vfloat x = acc[v] * alpha;
+        if (add) {
+            vfloat old = (vfloat){0};
+            memcpy(&old, c + j0, sizeof(float) * lanes);
+            x += old;
+        }
+        memcpy(c + j0, &x, sizeof(float) * lanes);
+    }
+}
+
 /* C (m, n) = alpha * A B, or += when add. A (m, k) is read as A[i*ars + r*acs] (either layout),
  * B (k, n) has rows ldb apart of which nb >= n columns may be read (padding B to whole NR-column
  * blocks keeps every load whole), C has rows ldc apart. */
@@ -125,7 +161,14 @@ static void tile_mm(int m, int n, int k, float alpha, const float *A, long ars, 
     for (int i0 = 0; i0 < m; i0 += MR) {
         const int mr = min_i(MR, m - i0);
         const float *Ai = A + i0 * ars;
-        for (int j0 = 0; j0 < n; j0 += NR) {
+        int j0 = 0;
+        if (mr == 1)
+            for (; j0 + RB * NR <= nb && j0 < n; j0 += RB * NR) {
+                vfloat acc[RB * NV];
+                micro_row(acc, k, Ai, acs, B + j0, ldb);
+                store_row(C + i0 * ldc + j0, acc, RB * NV, min_i(RB * NR, n - j0), alpha, add);
+            }
+        for (; j0 < n; j0 += NR) {
             vfloat acc[MR][NV];
             const float *Bj = B + j0;
             switch (mr) {
@@ -135,24 +178,8 @@ static void tile_mm(int m, int n, int k, float alpha, const float *A, long ars, 
             default: micro_tile(1, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
             }
             const int w = min_i(NR, n - j0);
-            for (int ii = 0; ii < mr; ii++) {
-                float *c = C + (i0 + ii) * ldc + j0, out[NR];
-                for (int v = 0; v < NV; v++) {
-                    vfloat x = acc[ii][v] * alpha;
-                    if (add) {
-                        vfloat old;
-                        if (w == NR) memcpy(&old, c + v * VF_LANES, sizeof(vfloat));
-                        else
-                            for (int l = 0, j = v * VF_LANES; l < VF_LANES; l++, j++)
-                                old[l] = j < w ? c[j] : 0.0f;
-                        x += old;
-                    }
-                    if (w == NR) memcpy(c + v * VF_LANES, &x, sizeof(vfloat));
-                    else memcpy(out + v * VF_LANES, &x, sizeof(vfloat));
-                }
-                if (w < NR)
-                    for (int l = 0; l < w; l++) c[l] = out[l];
-            }
+            for (int ii = 0; ii < mr; ii++)
+                store_row(C + (i0 + ii) * ldc + j0, acc[ii], NV, w, alpha, add);
         }
     }
 }
