@@ -12,6 +12,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 #if defined(__AVX512F__)
 #define VF_BYTES 64
 #elif defined(__AVX__)
@@ -33,6 +37,38 @@ static inline vfloat vf_load(const float *p) {
     memcpy(&v, p, sizeof v);
     return v;
 }
+
+/* The first n lanes (0 <= n <= VF_LANES) of p, the others 0; and their store. Nothing past n
+ * lanes is touched (masked loads and stores where the ISA has them: a memcpy of variable length
+ * would become a slow string copy). */
+#if defined(__AVX512F__)
+static inline vfloat vf_load_partial(const float *p, int n) {
+    return (vfloat)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
+}
+static inline void vf_store_partial(float *p, vfloat x, int n) {
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)x);
+}
+#elif defined(__AVX__)
+static inline __m256i vf_lane_mask(int n) {
+    static const int32_t ones_then_zeros[16] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    return _mm256_loadu_si256((const __m256i *)(ones_then_zeros + 8 - n));
+}
+static inline vfloat vf_load_partial(const float *p, int n) {
+    return (vfloat)_mm256_maskload_ps(p, vf_lane_mask(n));
+}
+static inline void vf_store_partial(float *p, vfloat x, int n) {
+    _mm256_maskstore_ps(p, vf_lane_mask(n), (__m256)x);
+}
+#else
+static inline vfloat vf_load_partial(const float *p, int n) {
+    vfloat v = {0};
+    for (int i = 0; i < n; i++) v[i] = p[i];
+    return v;
+}
+static inline void vf_store_partial(float *p, vfloat x, int n) {
+    for (int i = 0; i < n; i++) p[i] = x[i];
+}
+#endif
 
 static inline float vf_sum(vfloat v) {
     float s = 0.0f;

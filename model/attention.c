@@ -102,15 +102,14 @@ static inline __attribute__((always_inline)) void micro_tile(const int mr, vfloa
                                                              int nb) {
     for (int ii = 0; ii < mr; ii++)
         for (int v = 0; v < NV; v++) acc[ii][v] = (vfloat){0};
-    float pad[NR] = {0};
     for (int r = 0; r < k; r++) {
         const float *br = B + r * ldb;
-        if (nb < NR) {  // the last columns of an unpadded B
-            for (int l = 0; l < nb; l++) pad[l] = br[l];
-            br = pad;
-        }
         vfloat b[NV];
-        for (int v = 0; v < NV; v++) memcpy(&b[v], br + v * VF_LANES, sizeof(vfloat));
+        for (int v = 0; v < NV; v++)  // nb < NR: the last columns of an unpadded B
+            b[v] = nb >= NR ? vf_load(br + v * VF_LANES)
+                            : vf_load_partial(br + v * VF_LANES,
+                                              nb <= v * VF_LANES ? 0
+                                              : min_i(VF_LANES, nb - v * VF_LANES));
         for (int ii = 0; ii < mr; ii++) {
             vfloat a = (vfloat){0} + A[ii * ars + r * acs];
             for (int v = 0; v < NV; v++) acc[ii][v] += a * b[v];
@@ -144,12 +143,13 @@ static inline __attribute__((always_inline)) void store_row(float *c, const vflo
         const int j0 = v * VF_LANES, lanes = min_i(VF_LANES, w - j0);
         if (lanes <= 0) break;
         vfloat x = acc[v] * alpha;
-        if (add) {
-            vfloat old = (vfloat){0};
-            memcpy(&old, c + j0, sizeof(float) * lanes);
-            x += old;
+        if (lanes == VF_LANES) {
+            if (add) x += vf_load(c + j0);
+            memcpy(c + j0, &x, sizeof(vfloat));
+        } else {
+            if (add) x += vf_load_partial(c + j0, lanes);
+            vf_store_partial(c + j0, x, lanes);
         }
-        memcpy(c + j0, &x, sizeof(float) * lanes);
     }
 }
 

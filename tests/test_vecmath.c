@@ -1,13 +1,31 @@
 /* test_vecmath.c: the SIMD-friendly expf against libm over the float range (relative error),
- * its special values, and the row helpers (exp with shift and sum, log-sum-exp, max, sum)
- * against double-precision loops, for lengths around the 16-lane vector width. */
+ * its special values, the row helpers (exp with shift and sum, log-sum-exp, max, sum)
+ * against double-precision loops, for lengths around the 16-lane vector width, and the partial
+ * vector loads and stores (exactly n lanes, nothing beyond). */
 #include <math.h>
 
 #include "rng.h"
 #include "test_util.h"
 #include "vecmath.h"
 
+static void check_partial(void) {
+    float src[VF_LANES], dst[VF_LANES + 1];
+    for (int i = 0; i < VF_LANES; i++) src[i] = (float)(i + 1);
+    for (int n = 0; n <= VF_LANES; n++) {
+        vfloat v = vf_load_partial(src, n);
+        for (int i = 0; i < VF_LANES; i++)
+            EXPECT(v[i] == (i < n ? src[i] : 0.0f), "vf_load_partial n=%d: lane %d is %g", n, i,
+                   v[i]);
+        for (int i = 0; i <= VF_LANES; i++) dst[i] = -1.0f;
+        vf_store_partial(dst, v + 100.0f, n);
+        for (int i = 0; i <= VF_LANES; i++)
+            EXPECT(dst[i] == (i < n ? src[i] + 100.0f : -1.0f),
+                   "vf_store_partial n=%d: element %d is %g", n, i, dst[i]);
+    }
+}
+
 int main(void) {
+    check_partial();
     double worst = 0;
     for (double x = -87.0; x <= 88.0; x += 0.000731) {
         double want = exp((double)(float)x), got = fast_expf((float)x);
