@@ -18,6 +18,8 @@
  * run independently.
  * Small products (attention-sized) take no threads and no packing of A, and pack B only to
  * transpose it: the micro-kernel reads the operands through their strides.
+ * A B operand packed once (gemm_pack_b) holds every K block's micro-panels over all of N, in the
+ * layout of the B blocks: products with it read their blocks there and skip packing B.
  * Packing buffers are allocated once per thread and reused: fresh memory is slow to touch. */
 #include <omp.h>
 #include <pthread.h>
