@@ -57,28 +57,33 @@ typedef struct StepWeight {
     int in, out;
 } StepWeight;
 
-/* The weights of decode_step's products (w may be NULL to count them): each decoder layer's
+/* Appends weight w (out, in) to list (NULL: only counts it); collab's u may be absent. */
+static void add_step_weight(StepWeight *list, int *n, const float *w, int in, int out) {
+    if (!w) return;
+    if (list) list[*n] = (StepWeight){w, in, out};
+    (*n)++;
+}
+
+/* The weights of decode_step's products (list may be NULL to count them): each decoder layer's
  * self-attention projections, cross-attention query and output projections and FFN, and the
  * output projection emb (V, D). */
-static int step_weights(const Model *m, StepWeight *w) {
+static int step_weights(const Model *m, StepWeight *list) {
     const int D = m->D, W = m->ad.W, H = m->H, F = m->F;
     int n = 0;
-    for (int l = 0; l <= m->n_dec; l++) {
-        StepWeight layer[9] = {{m->emb, D, m->V}};  // after the last layer: the output projection
-        if (l < m->n_dec) {
-            const AttnParams *self = &m->dec[l].self_attn.p, *cross = &m->dec[l].cross_attn.p;
-            const FfnParams *ffn = m->dec_sub[3 * l + 2].ffn;
-            StepWeight used[9] = {{self->w_q, D, W},  {self->w_k, D, W},   {self->w_v, D, D},
-                                  {self->w_o, D, D},  {self->u, D, H},     {cross->w_q, D, W},
-                                  {cross->w_o, D, D}, {ffn->w_1, D, F},    {ffn->w_2, F, D}};
-            memcpy(layer, used, sizeof used);
-        }
-        for (int i = 0; i < 9; i++)
-            if (layer[i].w) {  // collab's u may be absent
-                if (w) w[n] = layer[i];
-                n++;
-            }
+    for (int l = 0; l < m->n_dec; l++) {
+        const AttnParams *self = &m->dec[l].self_attn.p, *cross = &m->dec[l].cross_attn.p;
+        const FfnParams *ffn = m->dec_sub[3 * l + 2].ffn;
+        add_step_weight(list, &n, self->w_q, D, W);
+        add_step_weight(list, &n, self->w_k, D, W);
+        add_step_weight(list, &n, self->w_v, D, D);
+        add_step_weight(list, &n, self->w_o, D, D);
+        add_step_weight(list, &n, self->u, D, H);
+        add_step_weight(list, &n, cross->w_q, D, W);
+        add_step_weight(list, &n, cross->w_o, D, D);
+        add_step_weight(list, &n, ffn->w_1, D, F);
+        add_step_weight(list, &n, ffn->w_2, F, D);
     }
+    add_step_weight(list, &n, m->emb, D, m->V);
     return n;
 }
 

@@ -90,7 +90,8 @@ static void check_equivalence(const char *gemm_name, bool self, bool causal, dou
     for (long i = 0; i < nk; i++) xkv[i] = (float)rng_normal(&rng);
     int kv_len[] = {Tk, Tk - 2, 1};
     AttnMask mask = {kv_len, causal, 0};
-    Ctx c = {gemm_lookup(gemm_name), 5, 9, true, NULL};  // dropout on: the same masks on both sides
+    // dropout on: the same masks on both sides
+    Ctx c = {.gemm = gemm_lookup(gemm_name), .seed = 5, .step = 9, .train = true};
     Side *sides[] = {&con, &col};
     for (int s = 0; s < 2; s++) {
         Side *x = sides[s];

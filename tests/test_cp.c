@@ -83,7 +83,7 @@ static void logits(Model *m, float *out) {
                          tout[] = {5, 6, 3, 7, 3, 0};
     static const int slen[] = {4, 3}, tlen[] = {3, 2};
     ModelBatch b = {2, 4, 3, src, tin, tout, slen, tlen};
-    Ctx c = {gemm_lookup("blocked"), 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm_lookup("blocked")};
     model_plan(m, 8, 4);
     model_forward(m, &c, &b);
     model_logits(m, &c, out);

@@ -10,7 +10,7 @@
 
 static void step_grads(Model *m, const ModelBatch *b, int threads, float *out) {
     omp_set_num_threads(threads);
-    Ctx c = {gemm_lookup("blocked"), 42, 7, true, NULL};
+    Ctx c = {.gemm = gemm_lookup("blocked"), .seed = 42, .step = 7, .train = true};
     params_zero_grad(&m->params);
     LossStats st = {0};
     model_step(m, &c, b, &st, true, 0.1f);

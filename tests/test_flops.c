@@ -90,7 +90,7 @@ static void check_step(const Case *k) {
         }
     }
     ModelBatch batch = {B, S, T, src, tin, tout, slen, tlen};
-    Ctx c = {&counting, 7, 1, true, NULL};
+    Ctx c = {.gemm = &counting, .seed = 7, .step = 1, .train = true};
     for (int backward = 0; backward < 2; backward++) {
         LossStats st = {0};
         params_zero_grad(&m.params);
@@ -120,7 +120,7 @@ static void check_decode(const Case *k, int beam) {
     int out_len[B];
     float score[B];
     SearchResult res = {out, T, out_len, score, 1, NULL};
-    Ctx c = {&counting, 0, 0, false, NULL};
+    Ctx c = {.gemm = &counting};
     counted = 0;
     search_batch(&st, &c, &o, src, slen, B, S, &res);
     for (int b = 0; b < B; b++) EXPECT(out_len[b] == T, "sentence %d: %d tokens, not %d", b, out_len[b], T);

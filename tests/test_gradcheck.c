@@ -79,7 +79,7 @@ typedef struct { int N, D, V; float *h, *emb, *work; int32_t *tgt; } LossCase;
 
 static double loss_f(void *p) {
     LossCase *t = p;
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     LossStats st = {0};
     loss_forward_backward(&c, &st, NULL, NULL, t->h, t->tgt, t->emb, t->N, t->D, t->V, 0.1f,
                           TOKEN_PAD, t->work);
@@ -94,7 +94,7 @@ static void check_loss(void) {
     t.h = randv((long)t.N * t.D, 1, &r), t.emb = randv((long)t.V * t.D, 1, &r);
     t.work = malloc(sizeof(float) * loss_work_floats(t.V));
     float *dh = calloc((size_t)t.N * t.D, 4), *demb = calloc((size_t)t.V * t.D, 4);
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     LossStats st = {0};
     loss_forward_backward(&c, &st, dh, demb, t.h, tgt, t.emb, t.N, t.D, t.V, 0.1f, TOKEN_PAD, t.work);
     EXPECT(st.ntok == 5, "loss counts non-pad tokens: %ld", st.ntok);
@@ -117,7 +117,7 @@ static void check_loss_chunks(void) {
     float *work = malloc(sizeof(float) * loss_work_floats(V));
     float *dh = calloc((size_t)N * D, 4), *demb = calloc((size_t)V * D, 4);
     float *dh1 = calloc((size_t)N * D, 4), *demb1 = calloc((size_t)V * D, 4);
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     LossStats all = {0}, one = {0};
     loss_forward_backward(&c, &all, dh, demb, h, tgt, emb, N, D, V, 0.1f, TOKEN_PAD, work);
     for (int i = 0; i < N; i++)
@@ -155,7 +155,7 @@ static uint64_t ffn_kinks(void *q) {
 static void check_ffn(void) {
     Rng r = rng_init(4, 0);
     FfnCase t = {.N = 5, .D = 8, .F = 16};
-    t.c = (Ctx){gemm, 11, 3, true, NULL};
+    t.c = (Ctx){.gemm = gemm, .seed = 11, .step = 3, .train = true};
     long nd = (long)t.N * t.D, nf = (long)t.N * t.F;
     t.p = (FfnParams){randv((long)t.F * t.D, 0.5f, &r), randv(t.F, 0.5f, &r),
                       randv((long)t.D * t.F, 0.5f, &r), randv(t.D, 0.5f, &r)};
@@ -223,7 +223,7 @@ static void check_attention(AttnSpec s, double fd_floor) {
     params_initialize(&t.pt, 9);
     for (size_t i = 0; i < t.pt.numel; i++) t.pt.param[i] *= 2.0f;  // sharper softmax
     attention_bind(&t.a, &t.pt, "att", &d, impl, 5);
-    t.c = (Ctx){gemm, 21, 2, s.dropout > 0, NULL};
+    t.c = (Ctx){.gemm = gemm, .seed = 21, .step = 2, .train = s.dropout > 0};
     for (int b = 0; b < s.B; b++) t.kv_len[b] = s.Tk - (b % 3);  // padded keys
     long nq = (long)s.B * s.Tq * s.D, nk = (long)s.B * s.Tk * s.D;
     t.xq = randv(nq, 1, &r), t.xkv = randv(nk, 1, &r), t.R = randv(nq, 1, &r);
@@ -308,7 +308,7 @@ static void check_model(const char *label, AttentionMode mode, CollabBias bias, 
     static const int32_t tout[] = {5, 6, 7, 3, 0, 0, 8, 9, 10, 11, 12, 3, 4, 3, 0, 0, 0, 0};
     static const int slen[] = {5, 3, 4}, tlen[] = {4, 6, 2};
     t.b = (ModelBatch){3, 5, 6, src, tin, tout, slen, tlen};
-    t.c = (Ctx){gemm, 77, 5, dropout > 0, NULL};
+    t.c = (Ctx){.gemm = gemm, .seed = 77, .step = 5, .train = dropout > 0};
     params_zero_grad(&t.m.params);
     LossStats st = {0};
     model_step(&t.m, &t.c, &t.b, &st, true, 0.1f);
@@ -330,7 +330,7 @@ static void check_dropout_rate(void) {
     float *x = malloc(sizeof(float) * n);
     for (int site = 0; site < 3; site++) {
         float p = 0.1f + 0.2f * site;
-        Ctx c = {NULL, 9, (uint64_t)site, true, NULL};
+        Ctx c = {.seed = 9, .step = (uint64_t)site, .train = true};
         for (long i = 0; i < n; i++) x[i] = 1.0f;
         dropout_apply(x, n, dropout_make(&c, p, site));
         long zeros = 0;
@@ -355,7 +355,7 @@ static float factor_of(const Dropout *d, uint64_t i) {
 /* dropout_mul and the chunked layers, which hash once per four elements, apply exactly that mask,
  * for every alignment of the run and across chunks. */
 static void check_dropout_mul(void) {
-    Ctx c = {NULL, 4, 1, true, NULL};
+    Ctx c = {.seed = 4, .step = 1, .train = true};
     Dropout d = dropout_make(&c, 0.3f, 2);
     enum { N = 2 * DROPOUT_CHUNK + 37 };
     float *x = malloc(sizeof(float) * N), *out = malloc(sizeof(float) * N);  // (N), (N)

@@ -46,7 +46,7 @@ static void check_variant(const char *tag, AttentionMode mode, CollabBias bias,
                     fixture_find(&fx, "batch/tgt_out")->data, fixture_find(&fx, "batch/src_len")->data,
                     fixture_find(&fx, "batch/tgt_len")->data};
     model_plan(&m, b.B * (b.S > b.T ? b.S : b.T), b.S > b.T ? b.S : b.T);
-    Ctx c = {gemm_select("auto"), 1, 0, false, NULL};
+    Ctx c = {.gemm = gemm_select("auto"), .seed = 1};
     params_zero_grad(&m.params);
     LossStats st = {0};
     model_step(&m, &c, &b, &st, true, LS);

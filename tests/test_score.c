@@ -19,7 +19,7 @@ int main(void) {
     Model m;
     model_build(&m, &cfg, V);
     model_init_params(&m, 5);
-    Ctx c = {gemm_select("ref"), 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm_select("ref")};
     Rng r = rng_init(11, 0);
     int32_t sbuf[N][9], rbuf[N][9];  // (N, up to 9) ids of the pairs
     const int32_t *src[N], *ref[N];

@@ -42,7 +42,7 @@ static void full_logits(Model *m, const int32_t *src, int slen, const int32_t *p
     for (int i = 0; i < t; i++) tin[i + 1] = prefix[i];
     int tl = t + 1;
     ModelBatch b = {1, slen, tl, src, tin, tout, &slen, &tl};
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     model_forward(m, &c, &b);
     float *all = malloc(sizeof(float) * tl * m->V);
     model_logits(m, &c, all);
@@ -78,7 +78,7 @@ static void check_incremental(AttentionMode mode, NormPlacement norm) {
         random_src(&r, src + s * 7, slen[s], 40);
         for (int t = 0; t < MAXT; t++) tgt[s][t] = 4 + (int32_t)rng_below(&r, 36);
     }
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     float *logits = malloc(sizeof(float) * 3 * m.V), *want = malloc(sizeof(float) * m.V);
     decode_begin(&st, &c, src, slen, 3, 7, MAXT);
     int32_t tok[3] = {TOKEN_BOS, TOKEN_BOS, TOKEN_BOS};
@@ -114,7 +114,7 @@ static void check_batched(AttentionMode mode) {
     float score[N], one_score;
     SearchResult res = {out, MAXT, len, score, 1, NULL},
                  res1 = {one, MAXT, &one_len, &one_score, 1, NULL};
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     search_batch(&st, &c, &o, src, slen, N, S, &res);
     for (int s = 0; s < N; s++) {
         search_batch(&st, &c, &o, src + s * S, &slen[s], 1, slen[s], &res1);
@@ -203,7 +203,7 @@ static void check_exhaustive(bool gnmt, float alpha) {
     float score;
     static Output all[512];
     SearchResult res = {out, MAXT, &len, &score, 1, NULL};
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     search_batch(&st, &c, &o, src, &slen, 1, S, &res);
     exhaustive(models, 1, src, slen, 5, &o, all);
     EXPECT(len == all[0].len && !memcmp(out, all[0].tok, sizeof(int32_t) * len) &&
@@ -233,7 +233,7 @@ static void check_ensemble_nbest(bool gnmt, float alpha) {
     float score[N];
     static Output all[512];
     SearchResult res = {out, MAXT, len, score, N, &count};
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     search_ensemble(states, 2, &c, &o, src, &slen, 1, S, &res);
     int n = exhaustive(models, 2, src, slen, MAX_LEN, &o, all);
     EXPECT(n >= N && count == N, "ensemble: %d hypotheses of %d outputs, %d asked", count, n, N);
@@ -275,7 +275,7 @@ static void check_greedy_search(Model *const *models, int nm, uint64_t seed, con
     int len[N];
     float score[N];
     SearchResult res = {out, MAXT, len, score, 1, NULL};
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     search_ensemble(states, nm, &c, &o, src, slen, N, S, &res);
     const int V = models[0]->V;
     double *lp = malloc(sizeof(double) * V);
@@ -330,7 +330,7 @@ static void check_nbest_first(void) {
     float one_score[N], many_score[N * NB];
     SearchResult res1 = {one, MAXT, one_len, one_score, 1, NULL};
     SearchResult res = {many, MAXT, many_len, many_score, NB, count};
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     search_batch(&st, &c, &o, src, slen, N, S, &res1);
     search_batch(&st, &c, &o, src, slen, N, S, &res);
     for (int s = 0; s < N; s++) {
@@ -360,7 +360,7 @@ static void check_copy_task(void) {
     static int slen[B], tlen[B];
     Rng r = rng_init(5, 0);
     AdamHyper h = {0.9, 0.98, 1e-9, 0.0};
-    Ctx c = {gemm, 1, 0, true, NULL};
+    Ctx c = {.gemm = gemm, .seed = 1, .train = true};
     double loss = 0;
     for (int step = 1; step <= STEPS; step++) {
         memset(src, 0, sizeof src), memset(tin, 0, sizeof tin), memset(tout, 0, sizeof tout);
@@ -398,7 +398,7 @@ static void check_copy_task(void) {
         random_src(&r, test + s * (L + 1), tl[s], V);
     }
     SearchResult res = {out, L + 3, len, score, 1, NULL};
-    Ctx eval = {gemm, 0, 0, false, NULL};
+    Ctx eval = {.gemm = gemm};
     search_batch(&st, &eval, &o, test, tl, N, L + 1, &res);
     for (int s = 0; s < N; s++) {
         bool ok = len[s] == tl[s] - 1 &&

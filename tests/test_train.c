@@ -86,7 +86,7 @@ static void check_accumulation(void) {
     }
     int32_t src[8 * 13], tin[8 * 13], tout[8 * 13];
     int sl[8], tl[8];
-    Ctx c = {gemm_lookup("blocked"), 1, 0, false, NULL};
+    Ctx c = {.gemm = gemm_lookup("blocked"), .seed = 1};
     ModelBatch b;
     size_t n = m.params.numel;
     // two batches of 3 and 5 sentences, accumulated

@@ -69,7 +69,7 @@ void loaded_model_close(LoadedModel *lm) {
 }
 
 Ctx loaded_model_ctx(const LoadedModel *lm) {
-    Ctx c = {gemm_select(gemm_backend_name(lm->cfg.train.gemm)), 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm_select(gemm_backend_name(lm->cfg.train.gemm))};
     return c;
 }
 

@@ -647,7 +647,7 @@ int train_run(Config *cfg) {
                  &(BatcherOptions){tc->batch_tokens, tc->sort_pool, 0, false});
     if (resumed)
         batcher_seek(&t->train_batches, (BatchCursor){t->st.epoch - 1, t->st.batch_in_epoch});
-    t->ctx = (Ctx){gemm, (uint64_t)tc->seed, 0, true, NULL};
+    t->ctx = (Ctx){.gemm = gemm, .seed = (uint64_t)tc->seed, .train = true};
     grad_sync_init(&t->sync, &t->m, tc->dist_overlap);
     t->adam = (AdamHyper){tc->beta1, tc->beta2, tc->eps, tc->weight_decay};
 

@@ -53,7 +53,7 @@ int bench_decode(int argc, char **argv) {
     Rng r = rng_init(1, 5);
     for (int i = 0; i < n_sent * len; i++) src[i] = 4 + (int32_t)rng_below(&r, V - 4);
     for (int s = 0; s < n_sent; s++) src_len[s] = len;
-    Ctx c = {gemm, 0, 0, false, NULL};
+    Ctx c = {.gemm = gemm};
     const FmaPeak peak = fma_peak_measure(m.nthreads);
     if (!json)
         printf("FP32 FMA peak %.1f GFLOP/s (%s loop, %d threads, build %s)\n", peak.gflops,

@@ -65,7 +65,7 @@ int bench_train(int argc, char **argv) {
     for (long i = 0; i < (long)NBATCH * 3 * B * len; i++) tok[i] = 4 + (int32_t)rng_below(&r, V - 4);
     for (int b = 0; b < B; b++) lens[b] = len;
     AdamHyper h = {cfg.train.beta1, cfg.train.beta2, cfg.train.eps, cfg.train.weight_decay};
-    Ctx c = {gemm, (uint64_t)cfg.train.seed, 0, true, NULL};
+    Ctx c = {.gemm = gemm, .seed = (uint64_t)cfg.train.seed, .train = true};
     double *step_s = xcalloc(steps, sizeof(double)), phase[PHASE_COUNT] = {0}, opt_s = 0;
     double *wait_s = xcalloc(steps, sizeof(double));  // (steps) waiting for the gradient sums
     for (int it = 0; it < warmup + steps; it++) {
