@@ -14,8 +14,8 @@
  * bit-identical across thread counts.
  * Threads split the rows of C: they claim B micro-panels to pack and chunks of row tiles to
  * compute through shared counters, and wait only for claimed work still unfinished, never for a
- * thread's arrival (see packed_product); when C has too few row tiles they split its columns and
- * run independently.
+ * thread's arrival (see packed_product); when C has few rows (too few row tiles, or a weight
+ * gradient's short C over a long K) they split its columns and run independently.
  * Small products (attention-sized) take no threads and no packing of A, and pack B only to
  * transpose it: the micro-kernel reads the operands through their strides.
  * A B operand packed once (gemm_pack_b) holds every K block's micro-panels over all of N, in the
@@ -378,6 +378,8 @@ static void serial_product(const Product *g) {
     }
 }
 
+enum { SHORT_C_ROWS = 512 };
+
 static void parallel_product(const Product *g) {
     const Ukernel *uk = g->uk;
     const int M = g->M, N = g->N;
@@ -386,11 +388,15 @@ static void parallel_product(const Product *g) {
         serial_product(g);
         return;
     }
-    if (div_up(M, uk->MR) >= 2 * nt) {
+    // Short C (weight gradients: a few hundred rows, K the batch's tokens) is split by columns
+    // when every thread gets several NR panels: each packs all of A, a small cost, and then runs
+    // alone, where sharing would meet at every K block.
+    bool short_c = M <= SHORT_C_ROWS && div_up(N, uk->NR) >= 4 * nt;
+    if (div_up(M, uk->MR) >= 2 * nt && !short_c) {
         Work w = work_make(g, nt);
 #pragma omp parallel num_threads(nt)
         packed_product(g, &w);
-    } else {  // C is short and wide: split its columns in NR panels, each thread on its own
+    } else {  // C is short: split its columns in NR panels, each thread on its own
 #pragma omp parallel num_threads(nt)
         {
             int tid = omp_get_thread_num(), nth = omp_get_num_threads(), panels = div_up(N, uk->NR);

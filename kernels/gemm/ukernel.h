@@ -86,6 +86,10 @@ typedef struct Ukernel {
  * without packing A; from THREADED_WORK on, sgemm splits it over the threads. */
 enum { GEMM_SMALL_WORK = 1 << 20, GEMM_THREADED_WORK = 1 << 21 };
 
+/* Rows ahead that packing a row-major B prefetches: a micro-panel's rows are a page apart in a
+ * weight gradient's activations, where the hardware prefetcher does not follow. */
+enum { PACK_B_AHEAD = 8 };
+
 extern const Ukernel ukernel_avx512;   // 12 x 32, ukernel_avx512.c (built with -mavx512f)
 extern const Ukernel ukernel_avx2;     // 6 x 16,  ukernel_avx2.c (built with -mavx2 -mfma)
 extern const Ukernel ukernel_portable; // 4 x 16,  ukernel_portable.c
