@@ -2,7 +2,8 @@
 # test_resume.sh NMT: training that is killed (kill -9 at a random point, and in the middle of
 # writing checkpoint.last, whose partial temporary the resumed run removes) and resumed ends
 # bit-identical to an uninterrupted run: the same final parameters and the same loss at every
-# update, as does a run that validates only at the end. Also: SIGTERM stops cleanly with exit 3,
+# update, as does a run that validates only at the end. A run resumes only with the same model.
+# Also: SIGTERM stops cleanly with exit 3,
 # a corrupted checkpoint.last is refused with a clear message naming the intact checkpoints to go
 # on from, keep_checkpoints keeps the newest checkpoint.uN, and train.init_from fine-tunes.
 set -euo pipefail
@@ -138,4 +139,13 @@ if "$NMT" train -c cfg.yaml --set train.run_dir=ft2 --set train.init_from=a/chec
     --set model.ffn=48 > g.out 2>&1; then fail "init_from accepted a different model"; fi
 grep -q "train.init_from a/checkpoint.u24: " g.out || fail "init_from mismatch message: $(tail -2 g.out)"
 
-echo "10 passed, 0 failed"
+# a run resumes only with its own model; dk 0 (the default) is d_model, so naming it is the same
+if "$NMT" train -c cfg.yaml --set train.run_dir=a --set train.max_updates=25 \
+    --set model.dk=16 > h1.out 2>&1; then fail "resumed with another model"; fi
+grep -q "a/checkpoint.last was trained with a different model (model.dk: 32 -> 16)" h1.out ||
+    fail "another model's message: $(tail -2 h1.out)"
+"$NMT" train -c cfg.yaml --set train.run_dir=a --set train.max_updates=25 \
+    --set model.dk=32 > h2.out 2>&1 || { cat h2.out; fail "resume naming dk = d_model"; }
+grep -q "resumed at update 24" h2.out || fail "resume point: $(grep resum h2.out)"
+
+echo "11 passed, 0 failed"

@@ -189,9 +189,11 @@ static bool resume(Trainer *t, const char *last) {
     CHECK(config_load_string(&saved, ck.config, strlen(ck.config), last) == 0, "%s",
           status_message());
     char diff[2048];
-    if (config_differences(&saved, t->cfg, "model.", diff, sizeof diff))
+    Config now = *t->cfg;  // compared with dk spelled out: dk 0 is d_model, the same model
+    saved.model.dk = config_model_dk(&saved.model), now.model.dk = config_model_dk(&now.model);
+    if (config_differences(&saved, &now, "model.", diff, sizeof diff))
         FATAL("%s was trained with a different model (%s); use another train.run_dir", last, diff);
-    if (config_differences(&saved, t->cfg, "train.", diff, sizeof diff))
+    if (config_differences(&saved, &now, "train.", diff, sizeof diff))
         fprintf(stderr, "[train] resuming with changed training options: %s\n", diff);
     if (ck.spm_len != t->spm_len || memcmp(ck.spm, t->spm_bytes, t->spm_len))
         FATAL("%s was trained with another SentencePiece model than %s/spm.model now holds; "
