@@ -388,10 +388,10 @@ static void parallel_product(const Product *g) {
         serial_product(g);
         return;
     }
-    // Short C (weight gradients: a few hundred rows, K the batch's tokens) is split by columns
-    // when every thread gets several NR panels: each packs all of A, a small cost, and then runs
-    // alone, where sharing would meet at every K block.
-    bool short_c = M <= SHORT_C_ROWS && div_up(N, uk->NR) >= 4 * nt;
+    // Short C over a long K (weight gradients: a few hundred rows, K the batch's tokens) is split
+    // by columns when every thread gets several NR panels: each packs all of A, a small cost,
+    // and then runs alone, where sharing would meet at every K block.
+    bool short_c = M <= SHORT_C_ROWS && k_blocks(g) > 1 && div_up(N, uk->NR) >= 4 * nt;
     if (div_up(M, uk->MR) >= 2 * nt && !short_c) {
         Work w = work_make(g, nt);
 #pragma omp parallel num_threads(nt)
