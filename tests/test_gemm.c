@@ -91,15 +91,27 @@ static int edge_sizes(const Ukernel *u, Size *out) {
     // packed, serial: more than one A panel (M > MC), more than one B block (N > NC)
     out[n++] = (Size){MC + MR + 1, NR + 1, GEMM_SMALL_WORK / (MC * NR) + 1};
     out[n++] = (Size){2 * MR + 3, 2 * NC + NR + 5, GEMM_SMALL_WORK / (2 * NC * 2 * MR) + 2 * KB + 3};
-    // threaded, rows split: partial tiles, two K blocks, A kept for a second B block, A kept
-    // over three K blocks (both shared A panels in turn), two A panels
+    // threaded, rows split: partial tiles, three K blocks, A kept for a second B block, two A
+    // panels (A kept over three K blocks: long_k_size)
     out[n++] = (Size){3 * MR + 5, 3 * NR + 7, 2 * KC + 3};
     out[n++] = (Size){4 * MR + 1, NC + NR + 1, GEMM_THREADED_WORK / (4 * MR * NC) + KB + 1};
-    out[n++] = (Size){4 * MR + 1, NC + NR + 1, 2 * KC + 1};
     out[n++] = (Size){MC + MR + 1, 4 * NR + 1, GEMM_THREADED_WORK / (MC * 4 * NR) + 2};
-    // threaded, columns split (too few row tiles to split)
+    // threaded, columns split: too few row tiles to split, a short C over three K blocks
     out[n++] = (Size){MR + 5, NC + NR + 5, KC + 1};
+    out[n++] = (Size){4 * MR + 1, NC + NR + 1, 2 * KC + 1};
     return n;
+}
+
+/* Threaded with rows split, for every micro-kernel: A kept for a second B block over three K
+ * blocks (both shared A panels in turn), C too tall for the columns split of a short C. Large:
+ * checked bit for bit against the serial path only. */
+static Size long_k_size(const Ukernel *const *kernels, size_t n) {
+    Size s = {GEMM_SHORT_C_ROWS + 1, 0, 0};
+    for (size_t k = 0; k < n; k++) {
+        if (kernels[k]->NC + kernels[k]->NR + 1 > s.N) s.N = kernels[k]->NC + kernels[k]->NR + 1;
+        if (2 * kernels[k]->KC + 1 > s.K) s.K = 2 * kernels[k]->KC + 1;
+    }
+    return s;
 }
 
 /* Blocked results must not depend on the path or the thread count: one product through sgemm
@@ -161,6 +173,7 @@ int main(void) {
     Size sizes[64];  // room for the edges of all three micro-kernels and the extra sizes
     int ns = 0;
     for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) ns += edge_sizes(kernels[k], sizes + ns);
+    const Size long_k = long_k_size(kernels, sizeof kernels / sizeof *kernels);
     sizes[ns++] = (Size){25, 25, 64};   // attention scores, one head
     sizes[ns++] = (Size){25, 64, 25};   // attention probabilities times values
     sizes[ns++] = (Size){5, 3, 0};      // K = 0: C = beta * C
@@ -188,6 +201,8 @@ int main(void) {
         }
         for (int si = 0; si < ns; si++)  // all variants for blocked, else B packed only
             for (int t = 0; t < 4; t++) check_bit_identical(g, sizes[si], t & 1, t & 2, v == 3, &r);
+        for (int t = 0; t < 4; t++)  // against the serial path, which the sizes above check
+            check_bit_identical(g, long_k, t & 1, t & 2, v == 3, &r);
         // sgemm_serial inside a parallel region: independent products, one per iteration.
         int fails = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : fails)

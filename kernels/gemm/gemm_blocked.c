@@ -378,8 +378,6 @@ static void serial_product(const Product *g) {
     }
 }
 
-enum { SHORT_C_ROWS = 512 };
-
 static void parallel_product(const Product *g) {
     const Ukernel *uk = g->uk;
     const int M = g->M, N = g->N;
@@ -391,7 +389,7 @@ static void parallel_product(const Product *g) {
     // Short C over a long K (weight gradients: a few hundred rows, K the batch's tokens) is split
     // by columns when every thread gets several NR panels: each packs all of A, a small cost,
     // and then runs alone, where sharing would meet at every K block.
-    bool short_c = M <= SHORT_C_ROWS && k_blocks(g) > 1 && div_up(N, uk->NR) >= 4 * nt;
+    bool short_c = M <= GEMM_SHORT_C_ROWS && k_blocks(g) > 1 && div_up(N, uk->NR) >= 4 * nt;
     if (div_up(M, uk->MR) >= 2 * nt && !short_c) {
         Work w = work_make(g, nt);
 #pragma omp parallel num_threads(nt)

@@ -83,8 +83,9 @@ typedef struct Ukernel {
 } Ukernel;
 
 /* Where the blocked driver changes strategy (M*N*K): up to SMALL_WORK a product is computed
- * without packing A; from THREADED_WORK on, sgemm splits it over the threads. */
-enum { GEMM_SMALL_WORK = 1 << 20, GEMM_THREADED_WORK = 1 << 21 };
+ * without packing A; from THREADED_WORK on, sgemm splits it over the threads, by rows, or by
+ * columns for a C of at most SHORT_C_ROWS rows over more than one K block. */
+enum { GEMM_SMALL_WORK = 1 << 20, GEMM_THREADED_WORK = 1 << 21, GEMM_SHORT_C_ROWS = 512 };
 
 /* Rows ahead that packing a row-major B prefetches: a micro-panel's rows are a page apart in a
  * weight gradient's activations, where the hardware prefetcher does not follow. */
