@@ -87,9 +87,18 @@ typedef struct Ukernel {
  * columns for a C of at most SHORT_C_ROWS rows over more than one K block. */
 enum { GEMM_SMALL_WORK = 1 << 20, GEMM_THREADED_WORK = 1 << 21, GEMM_SHORT_C_ROWS = 512 };
 
-/* Rows ahead that packing a row-major B prefetches: a micro-panel's rows are a page apart in a
- * weight gradient's activations, where the hardware prefetcher does not follow. */
+/* Packing a row-major B prefetches PACK_B_AHEAD rows ahead: a micro-panel's rows are a page
+ * apart in a weight gradient's activations, where the hardware prefetcher does not follow.
+ * Called for row p (of kc) at the nr floats from `row`, rows ldb apart; always inlined, as GCC
+ * drops calls to a function made only of prefetches. */
 enum { PACK_B_AHEAD = 8 };
+static inline __attribute__((always_inline)) void prefetch_b_row_ahead(const float *row, long ldb,
+                                                                        int p, int kc, int nr) {
+    if (p + PACK_B_AHEAD < kc) {
+        __builtin_prefetch(row + PACK_B_AHEAD * ldb);
+        __builtin_prefetch(row + PACK_B_AHEAD * ldb + nr - 1);
+    }
+}
 
 extern const Ukernel ukernel_avx512;   // 12 x 32, ukernel_avx512.c (built with -mavx512f)
 extern const Ukernel ukernel_avx2;     // 6 x 16,  ukernel_avx2.c (built with -mavx2 -mfma)

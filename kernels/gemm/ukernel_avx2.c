@@ -150,10 +150,7 @@ static void pack_b_16(const Ukernel *uk, int kc, int nc, const float *b, long ld
             const float *src = b + (size_t)p * ldb;
             for (int j0 = 0; j0 < nc; j0 += NR) {
                 float *dst = out + (size_t)j0 * kc + (size_t)p * NR;
-                if (p + PACK_B_AHEAD < kc) {
-                    __builtin_prefetch(src + PACK_B_AHEAD * ldb + j0);
-                    __builtin_prefetch(src + PACK_B_AHEAD * ldb + j0 + NR - 1);
-                }
+                prefetch_b_row_ahead(src + j0, ldb, p, kc, NR);
                 if (nc - j0 >= NR) {
                     _mm256_storeu_ps(dst, _mm256_loadu_ps(src + j0));
                     _mm256_storeu_ps(dst + 8, _mm256_loadu_ps(src + j0 + 8));

@@ -217,10 +217,7 @@ static void pack_b_32(const Ukernel *uk, int kc, int nc, const float *b, long ld
             const float *src = b + (size_t)p * ldb;
             for (int j0 = 0; j0 < nc; j0 += NR) {
                 float *dst = out + (size_t)j0 * kc + (size_t)p * NR;
-                if (p + PACK_B_AHEAD < kc) {
-                    __builtin_prefetch(src + PACK_B_AHEAD * ldb + j0);
-                    __builtin_prefetch(src + PACK_B_AHEAD * ldb + j0 + NR - 1);
-                }
+                prefetch_b_row_ahead(src + j0, ldb, p, kc, NR);
                 _mm512_store_ps(dst, _mm512_maskz_loadu_ps(lanes(nc - j0), src + j0));
                 _mm512_store_ps(dst + 16, _mm512_maskz_loadu_ps(lanes(nc - j0 - 16), src + j0 + 16));
             }
