@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # scripts/sweep-dk.sh -c BASE.yaml [-c MORE.yaml] --concat 256,128,64 --collab 256,128,64
 #                     --src TEST.src --ref TEST.ref [--seeds 1,2,3] [--out runs/sweep]
-#                     [--set key=value ...]
+#                     [--set key=value ...] [--results DIR]
 # How small can the key/query width be? Trains, from one base config with the same seed, data and
 # budget, concat attention with each D_k (the full width first: the baseline) and collab
 # attention with each D~k (scale fixed at 1/sqrt(D/H) in both, as in the paper), evaluates every
 # model on the test set (beam and length penalty of the config) and writes
 #   OUT/sweep.md, OUT/sweep.csv   mode, D~k, attention and total parameters, BLEU, chrF, the paired
 #                                 bootstrap mean and 95% interval and p-value against the
-#                                 baseline, training tokens/s, decoding sentences/s
+#                                 baseline, the update of the evaluated (best) checkpoint and the
+#                                 training hours to it, training tokens/s, decoding sentences/s
 #   OUT/sweep.png                 BLEU against D~k for both modes, parameters on a second axis
 #                                 (needs Debian's python3-matplotlib; skipped with a note without)
 # --seeds trains every point once per seed (train.seed; runs OUT/MODE-DK-seedS) and reports per
@@ -17,10 +18,15 @@
 # run in OUT/sweep-seeds.csv); the plot's error bars are then the standard deviations.
 # An interrupted sweep continues where it stopped: finished points are reused, a run that was
 # cut off resumes from its checkpoint.last.
+# A finished point's record is its eval.json, test.hyp and train.json (the best checkpoint's
+# update and training time, the run's updates and median tokens/s), in its run directory or, with
+# --results DIR, in DIR/RUN (about 100 KB each, small enough to commit): a point recorded there
+# is not trained again, so a long sweep goes on from its records on another machine, without
+# its run directories.
 # Paths are taken from the current directory. nmt is $NMT, else the one on PATH, else the
 # repository's build (built when missing).
 set -euo pipefail
-configs=() sets=() concat="" collab="" src="" ref="" out=runs/sweep seeds=""
+configs=() sets=() concat="" collab="" src="" ref="" out=runs/sweep seeds="" results=""
 while [ $# -gt 0 ]; do
     case "$1" in
         -c) configs+=(-c "$2"); shift ;;
@@ -31,7 +37,8 @@ while [ $# -gt 0 ]; do
         --ref) ref=$2; shift ;;
         --out) out=$2; shift ;;
         --seeds) seeds=$2; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        --results) results=$2; shift ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "sweep-dk.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -53,6 +60,24 @@ for dk in ${concat//,/ }; do points+=("concat:$dk"); done
 for dk in ${collab//,/ }; do points+=("collab:$dk"); done
 # the runs of a seed ("" without --seeds): one directory per point
 run_dir() { echo "$out/${1/:/-}${2:+-seed$2}"; }
+# where the record of a run is kept: the run directory, or its namesake under --results
+record_dir() { if [ -n "$results" ]; then echo "$results/$(basename "$1")"; else echo "$1"; fi; }
+# record RUN REC: RUN's evaluation copied to REC (unless it is RUN) and its training summary
+# written there last, so a train.json marks a whole record
+record() {
+    mkdir -p "$2"
+    [ "$1" -ef "$2" ] || cp "$1/eval.json" "$1/test.hyp" "$2/"
+    /usr/bin/python3 - "$1/train.jsonl" > "$2/train.json.part" <<'PY'
+import json, statistics, sys
+log = [json.loads(line) for line in open(sys.argv[1])]
+train = [r for r in log if r["type"] == "train"]
+best = [r for r in log if r["type"] == "valid" and r["best"]][-1]  # checkpoint.best's validation
+print(json.dumps(dict(best_update=best["update"], best_elapsed_s=best["elapsed"],
+                      updates=max(r["update"] for r in log), elapsed_s=log[-1]["elapsed"],
+                      train_tok_s=statistics.median(r["tokens_per_s"] for r in train))))
+PY
+    mv "$2/train.json.part" "$2/train.json"
+}
 refplain=$out/test.ref
 case "$ref" in *.gz) gunzip -c "$ref" > "$refplain" ;; *) cp "$ref" "$refplain" ;; esac
 seed_list=(${seeds//,/ })
@@ -62,46 +87,49 @@ for seed in "${seed_list[@]}"; do
     [ -z "$seed" ] || seed_set=(--set train.seed="$seed")
     for p in "${points[@]}"; do
         mode=${p%%:*} dk=${p##*:} run=$(run_dir "$p" "$seed")
-        what="$mode D~k=$dk${seeds:+ seed $seed}"
-        if [ -f "$run/eval.json" ]; then echo "== $what: done"; continue; fi
-        echo "== $what: training in $run"
-        "$nmt" train "${configs[@]}" "${sets[@]}" "${seed_set[@]}" --set model.attention="$mode" \
-            --set model.dk="$dk" --set train.run_dir="$run" > "$run.train.out" 2>&1 ||
-            { tail "$run.train.out"; exit 1; }
-        "$nmt" eval -m "$run/checkpoint.best" --src "$src" --ref "$ref" -o "$run/test.hyp" \
-            > "$run/eval.json.part" 2> "$run.eval.err"
-        mv "$run/eval.json.part" "$run/eval.json"
+        rec=$(record_dir "$run") what="$mode D~k=$dk${seeds:+ seed $seed}"
+        if [ -f "$rec/train.json" ]; then echo "== $what: done"; continue; fi
+        if [ ! -f "$run/eval.json" ]; then
+            echo "== $what: training in $run"
+            "$nmt" train "${configs[@]}" "${sets[@]}" "${seed_set[@]}" \
+                --set model.attention="$mode" --set model.dk="$dk" --set train.run_dir="$run" \
+                > "$run.train.out" 2>&1 || { tail "$run.train.out"; exit 1; }
+            "$nmt" eval -m "$run/checkpoint.best" --src "$src" --ref "$ref" -o "$run/test.hyp" \
+                > "$run/eval.json.part" 2> "$run.eval.err"
+            mv "$run/eval.json.part" "$run/eval.json"
+        fi
+        record "$run" "$rec"
     done
     # the paired bootstrap of this seed's points against its baseline
     hyps=()
-    for p in "${points[@]}"; do hyps+=("$(run_dir "$p" "$seed")/test.hyp"); done
+    for p in "${points[@]}"; do hyps+=("$(record_dir "$(run_dir "$p" "$seed")")/test.hyp"); done
     "$nmt" bleu "$refplain" -i "${hyps[@]}" --paired-bs -m bleu -f json \
         > "$out/paired${seed:+-seed$seed}.json"
 done
-/usr/bin/python3 - "$out" "$seeds" "${points[@]}" <<'PY'
+/usr/bin/python3 - "$out" "${results:-$out}" "$seeds" "${points[@]}" <<'PY'
 import json, os, statistics, sys
-out, seeds, points = sys.argv[1], [s for s in sys.argv[2].split(",") if s], sys.argv[3:]
+out, records, points = sys.argv[1], sys.argv[2], sys.argv[4:]
+seeds = [s for s in sys.argv[3].split(",") if s]
 
-def run(mode, dk, seed):
-    return os.path.join(out, f"{mode}-{dk}" + (f"-seed{seed}" if seed else ""))
+def record(mode, dk, seed):
+    return os.path.join(records, f"{mode}-{dk}" + (f"-seed{seed}" if seed else ""))
 
 rows = []  # one per point and seed
 for seed in seeds or [None]:
     paired = json.load(open(os.path.join(out, f"paired-seed{seed}.json" if seed else "paired.json")))
     for i, p in enumerate(points):
         mode, dk = p.split(":")
-        d = run(mode, dk, seed)
+        d = record(mode, dk, seed)
         ev = json.load(open(os.path.join(d, "eval.json")))
-        tok = [json.loads(l)["tokens_per_s"] for l in open(os.path.join(d, "train.jsonl"))
-               if '"type":"train"' in l]
+        tr = json.load(open(os.path.join(d, "train.json")))
         b = paired[i]["BLEU"]
         rows.append(dict(mode=mode, dk=int(dk), seed=seed, attention_params=ev["attention_params"],
                          params=ev["params"], bleu=ev["bleu"], chrf=ev["chrf"], bs_mean=b["mean"],
-                         bs_ci=b["ci"], p_value=b["p_value"],
-                         train_tok_s=statistics.median(tok) if tok else 0,
+                         bs_ci=b["ci"], p_value=b["p_value"], best_update=tr["best_update"],
+                         best_hours=tr["best_elapsed_s"] / 3600, train_tok_s=tr["train_tok_s"],
                          decode_sent_s=ev["sentences_per_s"]))
 cols = ["mode", "dk", "attention_params", "params", "bleu", "chrf", "bs_mean", "bs_ci", "p_value",
-        "train_tok_s", "decode_sent_s"]
+        "best_update", "best_hours", "train_tok_s", "decode_sent_s"]
 
 def write_csv(name, rows, cols):
     with open(os.path.join(out, name), "w") as f:
@@ -118,11 +146,13 @@ if not seeds:
         f.write(f"Baseline: {points[0]}; paired bootstrap (1000 resamples) mean and 95% interval, "
                 "p-value against the baseline.\n\n")
         f.write("| mode | D~k | attention params | params | BLEU | chrF | bootstrap BLEU (95%) | p | "
-                "train tok/s | decode sent/s |\n|---|---|---|---|---|---|---|---|---|---|\n")
+                "best at update | hours to it | train tok/s | decode sent/s |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             pv = "-" if r["p_value"] is None else f"{r['p_value']:.3f}"
             f.write(f"| {r['mode']} | {r['dk']} | {r['attention_params']:,} | {r['params']:,} | "
                     f"{r['bleu']:.2f} | {r['chrf']:.2f} | {r['bs_mean']:.2f} ± {r['bs_ci']:.2f} | {pv} | "
+                    f"{r['best_update']} | {r['best_hours']:.2f} | "
                     f"{r['train_tok_s']:.0f} | {r['decode_sent_s']:.1f} |\n")
     points_rows = [dict(r, err=r["bs_ci"]) for r in rows]
 else:
@@ -138,24 +168,30 @@ else:
             chrf=statistics.mean(chrf), chrf_sd=sd(chrf),
             bleu_per_seed=";".join(f"{r['bleu']:.2f}" for r in rs),
             p_per_seed=";".join("" if r["p_value"] is None else f"{r['p_value']:.4f}" for r in rs),
+            best_update=statistics.mean(r["best_update"] for r in rs),
+            best_hours=statistics.mean(r["best_hours"] for r in rs),
             train_tok_s=statistics.mean(r["train_tok_s"] for r in rs),
             decode_sent_s=statistics.mean(r["decode_sent_s"] for r in rs)))
     write_csv("sweep.csv", summary, ["mode", "dk", "seeds", "attention_params", "params", "bleu",
                                      "bleu_sd", "chrf", "chrf_sd", "bleu_per_seed", "p_per_seed",
-                                     "train_tok_s", "decode_sent_s"])
+                                     "best_update", "best_hours", "train_tok_s", "decode_sent_s"])
     with open(os.path.join(out, "sweep.md"), "w") as f:
         f.write(f"Baseline: {points[0]}; seeds {', '.join(seeds)}: BLEU and chrF mean ± sample "
                 "standard deviation over the seeds; per seed, BLEU and the paired bootstrap "
-                "p-value (1000 resamples) against the baseline trained with the same seed.\n\n")
+                "p-value (1000 resamples) against the baseline trained with the same seed; the "
+                "update of the evaluated (best) checkpoint, the training hours to it and the rates "
+                "are means over the seeds.\n\n")
         f.write("| mode | D~k | attention params | params | BLEU | chrF | BLEU (p) per seed | "
-                "train tok/s | decode sent/s |\n|---|---|---|---|---|---|---|---|---|\n")
+                "best at update | hours to it | train tok/s | decode sent/s |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n")
         for s in summary:
             rs = [r for r in rows if r["mode"] == s["mode"] and r["dk"] == s["dk"]]
             per = ", ".join(f"{r['seed']}: {r['bleu']:.2f} (" +
                             ("-" if r["p_value"] is None else f"{r['p_value']:.3f}") + ")" for r in rs)
             f.write(f"| {s['mode']} | {s['dk']} | {s['attention_params']:,} | {s['params']:,} | "
                     f"{s['bleu']:.2f} ± {s['bleu_sd']:.2f} | {s['chrf']:.2f} ± {s['chrf_sd']:.2f} | "
-                    f"{per} | {s['train_tok_s']:.0f} | {s['decode_sent_s']:.1f} |\n")
+                    f"{per} | {s['best_update']:.0f} | {s['best_hours']:.2f} | "
+                    f"{s['train_tok_s']:.0f} | {s['decode_sent_s']:.1f} |\n")
     points_rows = [dict(s, err=s["bleu_sd"]) for s in summary]
 print(open(os.path.join(out, "sweep.md")).read())
 try:
