@@ -70,11 +70,12 @@ record() {
     /usr/bin/python3 - "$1/train.jsonl" > "$2/train.json.part" <<'PY'
 import json, statistics, sys
 log = [json.loads(line) for line in open(sys.argv[1])]
-train = [r for r in log if r["type"] == "train"]
-best = [r for r in log if r["type"] == "valid" and r["best"]][-1]  # checkpoint.best's validation
+timed = [r for r in log if r["type"] in ("train", "valid")]  # start/resume records have no time
+train = [r["tokens_per_s"] for r in timed if r["type"] == "train"]
+best = [r for r in timed if r["type"] == "valid" and r["best"]][-1]  # checkpoint.best's
 print(json.dumps(dict(best_update=best["update"], best_elapsed_s=best["elapsed"],
-                      updates=max(r["update"] for r in log), elapsed_s=log[-1]["elapsed"],
-                      train_tok_s=statistics.median(r["tokens_per_s"] for r in train))))
+                      updates=max(r["update"] for r in log), elapsed_s=timed[-1]["elapsed"],
+                      train_tok_s=statistics.median(train) if train else 0)))
 PY
     mv "$2/train.json.part" "$2/train.json"
 }
