@@ -253,7 +253,10 @@ static void packed_product(const Product *g, const Work *w) {
             int pc = k_start(g, nkb, kb), kc = k_start(g, nkb, kb + 1) - pc;
             int kp = round_up_i(kc, uk->KB);
             float beta = kb == 0 ? g->beta : 1.0f, *apanel = w->ap[gen % 2];
-            if (keep && gen >= 2) wait_block_done(g, w, b - nj - 1);  // the step 2 back
+            // The A panel of the step 2 back is refilled: all its blocks must be done (a chunk
+            // may finish its last block before the others, so the last alone does not tell).
+            if (keep && gen >= 2)
+                for (int q = b - 2 * nj; q < b - nj; q++) wait_block_done(g, w, q);
             for (int jc = 0, j = 0; jc < g->N; jc += w->ncb, j++, b++) {
                 int nc = min_i(w->ncb, g->N - jc), panels = div_up(nc, NR);
                 int *cnt = w->counters + b * WORK_COUNTERS;
