@@ -17,6 +17,7 @@ static void decode_layout(DecodeState *st, Arena *a) {
     const int nthreads = omp_get_max_threads();
     st->src_len = arena_alloc(a, sizeof(int) * cap->sents);
     st->row_map = arena_alloc(a, sizeof(int) * R);
+    st->staged = arena_alloc(a, sizeof(int) * R);
     for (int l = 0; l < n; l++) {
         DecodeLayerCache *L = &st->layers[l];
         L->self_k = arena_floats(a, RT * W + ATTN_KEY_SLACK);
@@ -220,19 +221,39 @@ void decode_step(DecodeState *st, const Ctx *c_in, const int32_t *tokens, int t,
     linear_forward(c, logits, x, m->emb, NULL, R, D, m->V);
 }
 
-/* Gathers rows of a cache by src_row[r]: a row is `segs` segments `seg` floats apart, of which
- * the first `used` floats are filled. */
-static void gather_rows(float *cache, float *tmp, const int *src_row, int R, int segs, size_t seg,
-                        size_t used) {
+/* Copies `segs` segments of `used` floats, segments dst_seg and src_seg floats apart. */
+static void copy_segments(float *dst, size_t dst_seg, const float *src, size_t src_seg, int segs,
+                          size_t used) {
+    for (int i = 0; i < segs; i++)
+        memcpy(dst + i * dst_seg, src + i * src_seg, sizeof(float) * used);
+}
+
+/* Row r of a cache takes the contents of row src[r] (a row is `segs` segments `seg` floats apart,
+ * of which the first `used` floats are filled). Rows that keep their own are left alone and the
+ * others read their source in place, unless it is itself overwritten: then it is staged in tmp
+ * first, at the slot staged[] gives it (-1: not staged; a source may be any row >= 0, its index
+ * below R when it can be overwritten). */
+static void gather_rows(float *cache, float *tmp, int *staged, const int *src, int R, int segs,
+                        size_t seg, size_t used) {
     const size_t row = segs * seg, live = segs * used;
-#pragma omp parallel for schedule(static) if ((long)R * live >= OMP_MIN_WORK)
+    int slots = 0;
+    for (int r = 0; r < R; r++) staged[r] = -1;
     for (int r = 0; r < R; r++)
-        for (int i = 0; i < segs; i++)
-            memcpy(tmp + r * live + i * used, cache + src_row[r] * row + i * seg, sizeof(float) * used);
-#pragma omp parallel for schedule(static) if ((long)R * live >= OMP_MIN_WORK)
+        if (src[r] != r && src[r] < R && src[src[r]] != src[r] && staged[src[r]] < 0)
+            staged[src[r]] = slots++;
+#pragma omp parallel for schedule(static) if ((long)slots * live >= OMP_MIN_WORK)
     for (int r = 0; r < R; r++)
-        for (int i = 0; i < segs; i++)
-            memcpy(cache + r * row + i * seg, tmp + r * live + i * used, sizeof(float) * used);
+        if (staged[r] >= 0)
+            copy_segments(tmp + staged[r] * live, used, cache + r * row, seg, segs, used);
+#pragma omp parallel for schedule(static) if ((long)R * live >= OMP_MIN_WORK)
+    for (int r = 0; r < R; r++) {
+        int s = src[r];
+        if (s == r) continue;
+        if (s < R && staged[s] >= 0)
+            copy_segments(cache + r * row, seg, tmp + staged[s] * live, used, segs, used);
+        else
+            copy_segments(cache + r * row, seg, cache + s * row, seg, segs, used);
+    }
 }
 
 /* Row r of every self-attention cache becomes row rows[r], positions 0..t. */
@@ -241,9 +262,9 @@ static void gather_self_caches(DecodeState *st, const int *rows, int R, int t) {
     const size_t T = st->T, W = m->ad.W, D = m->D, H = m->H;
     for (int l = 0; l < m->n_dec; l++) {
         DecodeLayerCache *L = &st->layers[l];
-        gather_rows(L->self_k, st->tmp, rows, R, W, T, t + 1);  // (W, T) per row
-        gather_rows(L->self_v, st->tmp, rows, R, 1, T * D, (t + 1) * D);
-        gather_rows(L->self_cs, st->tmp, rows, R, 1, T * H, (t + 1) * H);
+        gather_rows(L->self_k, st->tmp, st->staged, rows, R, W, T, t + 1);  // (W, T) per row
+        gather_rows(L->self_v, st->tmp, st->staged, rows, R, 1, T * D, (t + 1) * D);
+        gather_rows(L->self_cs, st->tmp, st->staged, rows, R, 1, T * H, (t + 1) * H);
     }
 }
 

@@ -42,6 +42,7 @@ typedef struct DecodeState {
     float *attn_work;                  // attention_core workspace
     float *tmp;                        // (rows, T, W + D + H) reordering buffer
     int *row_map;                      // (rows) source row of each row when compacting
+    int *staged;                       // (rows) a row's slot in tmp while reordering, or -1
     // search bookkeeping (search.c)
     float *logits;                     // (rows, V)
     PackedWeights packed;              // the weights decode_step multiplies by, and the output

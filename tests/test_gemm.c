@@ -220,12 +220,12 @@ int main(void) {
             check_one(g, false, false, true, (Size){200, 300, 129}, 1.0f, 0.0f, 1, &rr);
         }
     }
-    // "auto" packs B for the backend of its large class, which then computes the products
+    // "auto" packs B for the backend of its packed class, which then computes the products
     GemmPackedB packed = {0};
     float B[12] = {0};
     gemm_pack_b(&packed, gemm_lookup("auto"), true, 3, 4, B, 3);
-    EXPECT(packed.by == gemm_auto_choice()->backend[GEMM_CLASS_LARGE],
-           "auto packed B for %s, not for its large class's backend", packed.by->detail);
+    EXPECT(packed.by == gemm_auto_choice()->backend[GEMM_CLASS_PACKED],
+           "auto packed B for %s, not for its packed class's backend", packed.by->detail);
     gemm_packed_b_free(&packed);
     return test_finish();
 }

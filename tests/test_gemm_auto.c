@@ -1,5 +1,6 @@
 /* test_gemm_auto.c: the "auto" GEMM backend without depending on which backend is faster: shape
- * classes; each class routed to the backend its (fake) choice names, through both entry points;
+ * classes; each class routed to the backend its (fake) choice names, through both entry points,
+ * and B packed once to the packed class's;
  * NMT_GEMM overriding auto without measuring; the cache key changing with every input; the cache
  * file written, read back and any damaged or foreign file ignored; a measured choice cached and
  * read back by the next resolution, a planted cache file obeyed, NMT_GEMM_AUTOTUNE=0 and refresh.
@@ -48,6 +49,7 @@ static void record(const char *backend, bool serial, bool ta, bool tb, int M, in
 FAKE(fake_large)
 FAKE(fake_wgrad)
 FAKE(fake_attention)
+FAKE(fake_packed)
 
 typedef struct {
     bool ta, tb;
@@ -87,6 +89,7 @@ static void install_fakes(void) {
     fake.backend[GEMM_CLASS_LARGE] = &fake_large;
     fake.backend[GEMM_CLASS_WGRAD] = &fake_wgrad;
     fake.backend[GEMM_CLASS_ATTENTION] = &fake_attention;
+    fake.backend[GEMM_CLASS_PACKED] = &fake_packed;
     gemm_auto_install(&fake);
 }
 
@@ -94,9 +97,10 @@ static void test_dispatch(void) {
     const GemmImpl *autog = gemm_lookup("auto");
     install_fakes();
     EXPECT(strstr(autog->detail, "large: fake_large, wgrad: fake_wgrad, attention: "
-                                 "fake_attention") != NULL,
+                                 "fake_attention, packed: fake_packed") != NULL,
            "auto's detail '%s' does not name the installed choice", autog->detail);
-    const GemmImpl *want[GEMM_CLASSES] = {&fake_large, &fake_wgrad, &fake_attention};
+    const GemmImpl *want[GEMM_CLASSES] = {&fake_large, &fake_wgrad, &fake_attention,
+                                          &fake_packed};
     float x = 0;  // the fakes read nothing
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int serial = 0; serial < 2; serial++) {
@@ -112,6 +116,20 @@ static void test_dispatch(void) {
                    last.serial ? "serial" : "threaded", want[c->cls]->name,
                    serial ? "serial" : "threaded");
         }
+    // B packed once: its products go to the packed class's backend, whatever their shape
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const Case *c = &cases[i];
+        GemmPackedB packed = {0};
+        gemm_pack_b(&packed, autog, c->tb, c->K, c->N, &x, 1);
+        last.backend = NULL;
+        sgemm_packed(&packed, c->M, 1.0f, &x, 1, 0.0f, &x, 1);
+        EXPECT(packed.by == &fake_packed && last.backend && !strcmp(last.backend, "fake_packed") &&
+                   !last.serial && last.tb == c->tb && last.M == c->M && last.N == c->N &&
+                   last.K == c->K,
+               "B packed for %dx%dx%d went to %s, want fake_packed", c->M, c->N, c->K,
+               last.backend ? last.backend : "nothing");
+        gemm_packed_b_free(&packed);
+    }
 }
 
 static char *temp_dir(void) {
@@ -226,6 +244,8 @@ static void test_cache_file(void) {
     c.ms[GEMM_CLASS_WGRAD][1] = 4;
     c.backend[GEMM_CLASS_ATTENTION] = openblas, c.ms[GEMM_CLASS_ATTENTION][0] = 1.5;
     c.ms[GEMM_CLASS_ATTENTION][1] = 1.25;
+    c.backend[GEMM_CLASS_PACKED] = blocked, c.ms[GEMM_CLASS_PACKED][0] = 0.5;
+    c.ms[GEMM_CLASS_PACKED][1] = 0.75;
     EXPECT(gemm_auto_cache_write(path, key, &c), "cannot write the cache to %s", path);
     EXPECT(files_in(xdg) == 1, "%d files after one cache write (a temp file left?)", files_in(xdg));
     GemmAutoChoice back = {0};
@@ -241,21 +261,22 @@ static void test_cache_file(void) {
     size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
     if (f) fclose(f);
     text[n] = '\0';
-    EXPECT(!strcmp(text, "nmt gemm-auto 1\nkey cpu=X; isa=avx2; threads=2\n"
+    EXPECT(!strcmp(text, "nmt gemm-auto 2\nkey cpu=X; isa=avx2; threads=2\n"
                          "large openblas 12.5000 6.2500\nwgrad blocked 3.0000 4.0000\n"
-                         "attention openblas 1.5000 1.2500\n"),
+                         "attention openblas 1.5000 1.2500\npacked blocked 0.5000 0.7500\n"),
            "unexpected cache file:\n%s", text);
     // damaged files, each ignored
     struct {
         const char *what, *from, *to;  // text with `from` replaced by `to`
     } damage[] = {
-        {"truncated", "attention openblas 1.5000 1.2500\n", ""},
-        {"cut mid-line", "1.2500\n", "1.2"},
+        {"truncated", "packed blocked 0.5000 0.7500\n", ""},
+        {"cut mid-line", "0.7500\n", "0.7"},
         {"unknown backend", "wgrad blocked", "wgrad mkl"},
         {"classes swapped", "large openblas 12.5000 6.2500\nwgrad blocked 3.0000 4.0000\n",
          "wgrad blocked 3.0000 4.0000\nlarge openblas 12.5000 6.2500\n"},
-        {"extra line", "1.2500\n", "1.2500\nmore\n"},
-        {"other format", "gemm-auto 1", "gemm-auto 2"},
+        {"extra line", "0.7500\n", "0.7500\nmore\n"},
+        {"other format", "gemm-auto 2", "gemm-auto 3"},
+        {"the format before the packed class", "gemm-auto 2", "gemm-auto 1"},
         {"negative time", "3.0000", "-3.0000"},
         {"not a number", "4.0000", "nan"},
         {"garbage", "nmt", "\x01\x02 binary"},
@@ -294,7 +315,7 @@ static void test_resolve(void) {
     char dir[600];
     snprintf(dir, sizeof dir, "%s/nmt", xdg);
     mkdir(dir, 0755);
-    write_text(path, "nmt gemm-auto 1\nkey something else\n");  // foreign: measured over
+    write_text(path, "nmt gemm-auto 2\nkey something else\n");  // foreign: measured over
     const GemmImpl *blocked = gemm_lookup("blocked"), *openblas = gemm_lookup("openblas");
     setenv("NMT_GEMM_AUTOTUNE", "1", 1);
     gemm_auto_resolve();

@@ -3,6 +3,8 @@
  *    over the whole prefix, in both attention modes and both norm orders;
  *  - beam 1 is exactly greedy search (argmax of the recomputed decoder at every step);
  *  - batched decoding equals decoding one sentence at a time;
+ *  - reordering the beams' caches gives every row its parent's keys and values (swaps, cycles,
+ *    rows copied twice, rows left alone), and dropping a sentence moves the later ones up;
  *  - with a beam wide enough to keep every prefix, beam search returns the exhaustive optimum
  *    under both length penalties (the stopping rule never stops too early);
  *  - ensembles (of models of different architectures) follow the mean of the models'
@@ -95,6 +97,70 @@ static void check_incremental(AttentionMode mode, NormPlacement norm) {
         // the full pass reused the model's buffers: the decoder state must not depend on them
     }
     free(logits), free(want);
+    decode_free(&st);
+    model_free(&m);
+}
+
+/* The self-attention caches of row r, positions 0..t, as one vector: keys (W, t+1), values
+ * (t+1, D), collab scales (t+1, H); n floats, layer after layer. */
+static float *row_caches(const DecodeState *st, int r, int t, int *n) {
+    const Model *m = st->m;
+    const int W = m->ad.W, D = m->D, H = m->H, T = st->T, per = (W + D + H) * (t + 1);
+    float *v = malloc(sizeof(float) * per * m->n_dec), *o = v;
+    for (int l = 0; l < m->n_dec; l++) {
+        const DecodeLayerCache *L = &st->layers[l];
+        for (int i = 0; i < W; i++, o += t + 1)
+            memcpy(o, L->self_k + ((size_t)r * W + i) * T, sizeof(float) * (t + 1));
+        memcpy(o, L->self_v + (size_t)r * T * D, sizeof(float) * (t + 1) * D), o += (t + 1) * D;
+        memcpy(o, L->self_cs + (size_t)r * T * H, sizeof(float) * (t + 1) * H), o += (t + 1) * H;
+    }
+    *n = per * m->n_dec;
+    return v;
+}
+
+static void check_reorder(AttentionMode mode) {
+    Model m;
+    build(&m, mode, NORM_PRE, 40, 2, 1.0f);
+    enum { N = 3, S = 7, K = 4, R = N * K, STEPS = 3 };
+    int32_t src[N * S] = {0}, tok[R];
+    int slen[N], n = 0;
+    random_batch(5, src, slen, N, S);
+    DecodeState st;
+    decoder(&st, &m, N, K, S, MAXT);
+    Ctx c = {.gemm = gemm};
+    decode_begin(&st, &c, src, slen, N, S, MAXT);
+    for (int t = 0; t < STEPS; t++) {  // a different token in every row: rows differ
+        for (int r = 0; r < R; r++) tok[r] = t == 0 ? TOKEN_BOS : 4 + (r * 7 + t) % 36;
+        decode_step(&st, &c, tok, t, st.logits);
+    }
+    const int t = STEPS - 1;
+    // sentence 0: a swap and a row copied twice; 1: a cycle of three and a copy; 2: unchanged
+    const int parent[R] = {1, 0, 0, 3, 5, 6, 4, 4, 8, 9, 10, 11};
+    float *before[R];
+    for (int r = 0; r < R; r++) before[r] = row_caches(&st, r, t, &n);
+    decode_reorder(&st, parent, t);
+    for (int r = 0; r < R; r++) {
+        float *got = row_caches(&st, r, t, &n);
+        EXPECT(!memcmp(got, before[parent[r]], sizeof(float) * n),
+               "%s: after reordering, row %d does not hold row %d's caches",
+               attention_mode_name(mode), r, parent[r]);
+        free(got);
+    }
+    // dropping sentence 1: sentence 2's rows move up to 4..7, sentence 0's stay
+    float *kept[R];
+    for (int r = 0; r < R; r++) kept[r] = row_caches(&st, r, t, &n);
+    bool keep[N] = {true, false, true};
+    decode_keep_sentences(&st, keep, t);
+    EXPECT(st.sents == 2, "%d sentences after dropping one of 3", st.sents);
+    for (int r = 0; r < 2 * K; r++) {
+        int from = r < K ? r : r + K;
+        float *got = row_caches(&st, r, t, &n);
+        EXPECT(!memcmp(got, kept[from], sizeof(float) * n),
+               "%s: after dropping a sentence, row %d does not hold row %d's caches",
+               attention_mode_name(mode), r, from);
+        free(got);
+    }
+    for (int r = 0; r < R; r++) free(before[r]), free(kept[r]);
     decode_free(&st);
     model_free(&m);
 }
@@ -424,6 +490,7 @@ int main(void) {
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) check_incremental(modes[i], norms[j]);
     for (int i = 0; i < 2; i++) check_greedy(modes[i]), check_batched(modes[i]);
+    for (int i = 0; i < 2; i++) check_reorder(modes[i]);
     check_exhaustive(true, 0.6f);
     check_exhaustive(false, 1.0f);
     check_exhaustive(false, 0.0f);

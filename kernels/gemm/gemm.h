@@ -50,7 +50,7 @@ typedef struct GemmPackedB {
     size_t cap;          // floats allocated at packed, kept for the next gemm_pack_b
 } GemmPackedB;
 
-/* Prepares op(B) for products by backend g (for "auto", the backend of the large class); reuses
+/* Prepares op(B) for products by backend g (for "auto", the backend of the packed class); reuses
  * p's memory from an earlier call. Zero-initialise p before its first use. */
 void gemm_pack_b(GemmPackedB *p, const GemmImpl *g, bool tb, int K, int N, const float *B,
                  int ldb);
@@ -62,13 +62,22 @@ void gemm_packed_b_free(GemmPackedB *p);
 /* The most memory gemm_pack_b allocates for a (K, N) operand, whatever the backend. */
 size_t gemm_packed_b_bytes(int K, int N);
 
-/* The shape classes "auto" decides for, each with its own backend:
+/* The classes of products "auto" decides for, each with its own backend:
  *   attention  M*N*K <= GEMM_SMALL_WORK: the per-(sentence, head) products, which attention runs
  *              through sgemm_serial inside its own parallel loop;
  *   wgrad      TN with K >= M and K >= N: weight gradients, summed over the tokens;
- *   large      all other products: projections, FFN, the output layer. */
-typedef enum { GEMM_CLASS_LARGE, GEMM_CLASS_WGRAD, GEMM_CLASS_ATTENTION, GEMM_CLASSES } GemmClass;
-extern const char *const gemm_class_names[GEMM_CLASSES];  // "large", "wgrad", "attention"
+ *   large      all other products: projections, FFN, the output layer;
+ *   packed     products with a B packed once (gemm_pack_b): a decoding step's weights, a few
+ *              hundred rows of A each, the blocked backend without packing B against OpenBLAS
+ *              packing it every time. gemm_class never returns it: gemm_pack_b decides. */
+typedef enum {
+    GEMM_CLASS_LARGE,
+    GEMM_CLASS_WGRAD,
+    GEMM_CLASS_ATTENTION,
+    GEMM_CLASS_PACKED,
+    GEMM_CLASSES
+} GemmClass;
+extern const char *const gemm_class_names[GEMM_CLASSES];  // "large", "wgrad", "attention", ...
 GemmClass gemm_class(bool ta, bool tb, int M, int N, int K);
 
 /* What "auto" runs at a thread count, and how that was decided. */

@@ -1,5 +1,6 @@
 /* gemm_auto.c: the "auto" backend. Each product goes to the blocked backend or to OpenBLAS by its
- * shape class (gemm_class: a couple of comparisons per call), as chosen on this machine:
+ * shape class (gemm_class: a couple of comparisons per call), or, with B packed once, by the
+ * packed class (gemm_pack_b), as chosen on this machine:
  *   - a short measurement at first use, per class, at the current thread count: two products
  *     typical of the class (the large ones through the threaded sgemm, the attention ones as
  *     attention runs them: a batch per thread through sgemm_serial inside a parallel region),
@@ -32,7 +33,7 @@
 #include "timer.h"
 #include "ukernel.h"
 
-const char *const gemm_class_names[GEMM_CLASSES] = {"large", "wgrad", "attention"};
+const char *const gemm_class_names[GEMM_CLASSES] = {"large", "wgrad", "attention", "packed"};
 
 GemmClass gemm_class(bool ta, bool tb, int M, int N, int K) {
     if ((double)M * N * K <= GEMM_SMALL_WORK) return GEMM_CLASS_ATTENTION;
@@ -59,9 +60,9 @@ static void auto_sgemm_serial(bool ta, bool tb, int M, int N, int K, float alpha
                                                               ldb, beta, C, ldc);
 }
 
-/* B packed for products of the large class goes to that class's backend, which computes them. */
+/* B packed once goes to the packed class's backend, which computes its products. */
 static void auto_pack_b(GemmPackedB *p) {
-    gemm_pack_b(p, choice.backend[GEMM_CLASS_LARGE], p->tb, p->K, p->N, p->B, p->ldb);
+    gemm_pack_b(p, choice.backend[GEMM_CLASS_PACKED], p->tb, p->K, p->N, p->B, p->ldb);
 }
 
 static const GemmImpl gemm_auto = {"auto", auto_detail, auto_sgemm, auto_sgemm_serial, auto_pack_b,
@@ -137,7 +138,7 @@ bool gemm_auto_cache_path(char *out, size_t size, const char *key) {
     return true;
 }
 
-enum { CACHE_FORMAT = 1 };
+enum { CACHE_FORMAT = 2 };  // 2: the packed class
 
 /* The candidate backend called `name`; NULL for any other name. */
 static const GemmImpl *candidate(const char *name) {
@@ -209,11 +210,14 @@ typedef struct {
 
 /* Two products per class: 512 tokens through a d 256 FFN up (NT) and a d 512 projection's
  * backward (NN); weight gradients of d 256 over 2048 and 1024 tokens; a score (NT, head dim 64)
- * and a P.V product (NN) of a 25-token sentence. */
+ * and a P.V product (NN) of a 25-token sentence; with the weights (NT) packed once, a decoding
+ * step's output layer (vocabulary 8000, d 256: 8 MB of weights, beyond L2 as the step's weights
+ * are in all) for 100 greedy rows, and its FFN up for 400 beam rows. */
 static const TuneShape tune_shapes[GEMM_CLASSES][2] = {
     [GEMM_CLASS_LARGE] = {{false, true, 512, 1024, 256}, {false, false, 512, 512, 512}},
     [GEMM_CLASS_WGRAD] = {{true, false, 256, 256, 2048}, {true, false, 256, 512, 1024}},
     [GEMM_CLASS_ATTENTION] = {{false, true, 25, 25, 64}, {false, false, 25, 64, 25}},
+    [GEMM_CLASS_PACKED] = {{false, true, 100, 8000, 256}, {false, true, 400, 1024, 256}},
 };
 
 enum {
@@ -256,12 +260,15 @@ static void tune_operands_free(TuneOperands *o) {
     aligned_free(o->A), aligned_free(o->B), aligned_free(o->C);
 }
 
-/* Seconds for one call of shape t in class k through backend g, as the model calls it. */
+/* Seconds for one call of shape t in class k through backend g, as the model calls it (the
+ * packed class with B packed by g in pk). */
 static double time_call(const GemmImpl *g, GemmClass k, const TuneShape *t,
-                        const TuneOperands *o, int threads) {
+                        const TuneOperands *o, const GemmPackedB *pk, int threads) {
     int lda = t->ta ? t->M : t->K, ldb = t->tb ? t->K : t->N;
     double t0 = now_seconds();
-    if (k != GEMM_CLASS_ATTENTION) {
+    if (k == GEMM_CLASS_PACKED) {
+        sgemm_packed(pk, t->M, 1.0f, o->A, lda, 0.0f, o->C, t->N);
+    } else if (k != GEMM_CLASS_ATTENTION) {
         g->sgemm(t->ta, t->tb, t->M, t->N, t->K, 1.0f, o->A, lda, o->B, ldb, 0.0f, o->C, t->N);
     } else {
 #pragma omp parallel num_threads(threads)
@@ -278,16 +285,23 @@ static double time_call(const GemmImpl *g, GemmClass k, const TuneShape *t,
 static void measure(GemmAutoChoice *c, int threads) {
     const GemmImpl *cand[2] = {gemm_blocked_best(), gemm_openblas_get()};
     TuneOperands o = tune_operands_make(threads);
+    GemmPackedB pk[2][2] = {0};  // [backend][shape]: the packed class's B, packed once
+    for (int s = 0; s < 2; s++) {
+        const TuneShape *t = &tune_shapes[GEMM_CLASS_PACKED][s];
+        for (int b = 0; b < 2; b++)
+            gemm_pack_b(&pk[b][s], cand[b], t->tb, t->K, t->N, o.B, t->tb ? t->K : t->N);
+    }
     for (int k = 0; k < GEMM_CLASSES; k++) {
         double best[2][2] = {{INFINITY, INFINITY}, {INFINITY, INFINITY}};  // [backend][shape]
         double start = now_seconds();
         for (int rep = -1; rep < TUNE_REPS; rep++) {  // rep -1 warms up
             for (int s = 0; s < 2; s++) {
                 const TuneShape *t = &tune_shapes[k][s];
-                CHECK(gemm_class(t->ta, t->tb, t->M, t->N, t->K) == (GemmClass)k,
+                CHECK(k == GEMM_CLASS_PACKED ||
+                          gemm_class(t->ta, t->tb, t->M, t->N, t->K) == (GemmClass)k,
                       "tuning shape %d of class %s is not in it", s, gemm_class_names[k]);
                 for (int b = 0; b < 2; b++) {
-                    double sec = time_call(cand[b], k, t, &o, threads);
+                    double sec = time_call(cand[b], k, t, &o, &pk[b][s], threads);
                     if (rep >= 0 && sec < best[b][s]) best[b][s] = sec;
                 }
             }
@@ -296,6 +310,8 @@ static void measure(GemmAutoChoice *c, int threads) {
         for (int b = 0; b < 2; b++) c->ms[k][b] = 1e3 * (best[b][0] + best[b][1]);
         c->backend[k] = c->ms[k][1] < (1.0 - OPENBLAS_MARGIN) * c->ms[k][0] ? cand[1] : cand[0];
     }
+    for (int s = 0; s < 2; s++)
+        for (int b = 0; b < 2; b++) gemm_packed_b_free(&pk[b][s]);
     tune_operands_free(&o);
 }
 
