@@ -59,7 +59,7 @@ fi
 # NMT_GEMM_AUTOTUNE=0: its default, no measuring); a bad NMT_GEMM_AUTOTUNE is refused.
 "$NMT" bench gemm --shapes attn_qk_64 --backends auto,blocked --threads 1 --reps 1 --json \
     > auto.json 2>&1
-if grep -q '^{"bench":"gemm","auto":"default","threads":1,"large":"[a-z]*","wgrad":"[a-z]*","attention":"[a-z]*"}$' auto.json &&
+if grep -q '^{"bench":"gemm","auto":"default","threads":1,"large":"[a-z]*","wgrad":"[a-z]*","attention":"[a-z]*","packed":"[a-z]*"}$' auto.json &&
    grep -q '"backend":"auto","gflops":' auto.json; then
     passed=$((passed + 1))
 else
