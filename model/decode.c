@@ -230,17 +230,10 @@ static void copy_segments(float *dst, size_t dst_seg, const float *src, size_t s
 
 /* Row r of a cache takes the contents of row src[r] (a row is `segs` segments `seg` floats apart,
  * of which the first `used` floats are filled). Rows that keep their own are left alone and the
- * others read their source in place, unless it is itself overwritten: then it is staged in tmp
- * first, at the slot staged[] gives it (-1: not staged; a source may be any row >= 0, its index
- * below R when it can be overwritten). */
-static void gather_rows(float *cache, float *tmp, int *staged, const int *src, int R, int segs,
-                        size_t seg, size_t used) {
+ * others read their source in place, unless staged[] gives it a slot of tmp (stage_sources). */
+static void gather_rows(float *cache, float *tmp, const int *staged, int slots, const int *src,
+                        int R, int segs, size_t seg, size_t used) {
     const size_t row = segs * seg, live = segs * used;
-    int slots = 0;
-    for (int r = 0; r < R; r++) staged[r] = -1;
-    for (int r = 0; r < R; r++)
-        if (src[r] != r && src[r] < R && src[src[r]] != src[r] && staged[src[r]] < 0)
-            staged[src[r]] = slots++;
 #pragma omp parallel for schedule(static) if ((long)slots * live >= OMP_MIN_WORK)
     for (int r = 0; r < R; r++)
         if (staged[r] >= 0)
@@ -256,15 +249,28 @@ static void gather_rows(float *cache, float *tmp, int *staged, const int *src, i
     }
 }
 
+/* The slots of tmp for the sources that rows [0, R) read and that are themselves overwritten
+ * (staged[s] >= 0), -1 for every other row; returns how many. A source may be any row >= 0, its
+ * index below R when it can be overwritten. */
+static int stage_sources(int *staged, const int *src, int R) {
+    int slots = 0;
+    for (int r = 0; r < R; r++) staged[r] = -1;
+    for (int r = 0; r < R; r++)
+        if (src[r] != r && src[r] < R && src[src[r]] != src[r] && staged[src[r]] < 0)
+            staged[src[r]] = slots++;
+    return slots;
+}
+
 /* Row r of every self-attention cache becomes row rows[r], positions 0..t. */
 static void gather_self_caches(DecodeState *st, const int *rows, int R, int t) {
     const Model *m = st->m;
     const size_t T = st->T, W = m->ad.W, D = m->D, H = m->H;
+    const int slots = stage_sources(st->staged, rows, R);
     for (int l = 0; l < m->n_dec; l++) {
         DecodeLayerCache *L = &st->layers[l];
-        gather_rows(L->self_k, st->tmp, st->staged, rows, R, W, T, t + 1);  // (W, T) per row
-        gather_rows(L->self_v, st->tmp, st->staged, rows, R, 1, T * D, (t + 1) * D);
-        gather_rows(L->self_cs, st->tmp, st->staged, rows, R, 1, T * H, (t + 1) * H);
+        gather_rows(L->self_k, st->tmp, st->staged, slots, rows, R, W, T, t + 1);  // (W, T) per row
+        gather_rows(L->self_v, st->tmp, st->staged, slots, rows, R, 1, T * D, (t + 1) * D);
+        gather_rows(L->self_cs, st->tmp, st->staged, slots, rows, R, 1, T * H, (t + 1) * H);
     }
 }
 
