@@ -1,5 +1,6 @@
 /* test_checkpoint.c: checkpoint files: a full save/load round trip (parameters, Adam moments,
- * training state, config text, SentencePiece bytes), weights-only files, and every kind of
+ * training state, config text, SentencePiece bytes), weights-only files, files with a moving
+ * average of the parameters (its values and the training weights apart), and every kind of
  * damage (flipped byte, truncation, bad magic, a damaged version field, wrong shapes, missing file)
  * is rejected with a message that names the file and the problem; a file of another version is
  * told apart from a damaged version field. */
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "check.h"
 #include "checkpoint.h"
 #include "model.h"
@@ -41,6 +43,15 @@ static void expect_load_error(const char *path, const char *want) {
     if (rc == 0) checkpoint_free(&ck);
 }
 
+/* Whether two arenas of pt's layout hold the same tensors (the alignment padding aside). */
+static bool same_tensors(const ParamTable *pt, const float *x, const float *y) {
+    for (int i = 0; i < pt->count; i++) {
+        const ParamInfo *p = &pt->info[i];
+        if (memcmp(x + p->offset, y + p->offset, sizeof(float) * p->numel)) return false;
+    }
+    return true;
+}
+
 int main(void) {
     char dir[] = "/tmp/nmt-ckpt-XXXXXX", path[256], bad[256];
     CHECK(mkdtemp(dir), "mkdtemp");
@@ -52,20 +63,15 @@ int main(void) {
         a.params.adam_m[i] = (float)i * 0.5f, a.params.adam_v[i] = (float)i * 0.25f;
     TrainState ts = {1234, 5678, 3, 17, 31.25, 1, 2, 3600.5, 999999, 1, 4};
     const char spm[] = "spm\0model\0bytes";
-    CheckpointData d = {"model:\n  d_model: 16\n", spm, sizeof spm, &a.params, true, &ts};
+    CheckpointData d = {"model:\n  d_model: 16\n", spm, sizeof spm, &a.params, true, &ts, NULL};
     checkpoint_save(path, &d);
     Checkpoint ck;
     EXPECT(checkpoint_load(path, &ck) == 0, "load: %s", status_message());
-    EXPECT(checkpoint_restore(&ck, &b.params, true) == 0, "restore: %s", status_message());
-    bool same = true;
-    for (int i = 0; i < a.params.count; i++) {
-        const ParamInfo *p = &a.params.info[i];
-        size_t n = sizeof(float) * p->numel;
-        same &= !memcmp(a.params.param + p->offset, b.params.param + p->offset, n) &&
-                !memcmp(a.params.adam_m + p->offset, b.params.adam_m + p->offset, n) &&
-                !memcmp(a.params.adam_v + p->offset, b.params.adam_v + p->offset, n);
-    }
-    EXPECT(same, "parameters and moments survive the round trip");
+    EXPECT(checkpoint_restore(&ck, &b.params, true, NULL) == 0, "restore: %s", status_message());
+    EXPECT(same_tensors(&a.params, a.params.param, b.params.param) &&
+               same_tensors(&a.params, a.params.adam_m, b.params.adam_m) &&
+               same_tensors(&a.params, a.params.adam_v, b.params.adam_v),
+           "parameters and moments survive the round trip");
     const TrainState *r = &ck.state;
     EXPECT(ck.has_state && r->update == ts.update && r->micro_step == ts.micro_step &&
                r->epoch == ts.epoch && r->batch_in_epoch == ts.batch_in_epoch &&
@@ -79,21 +85,51 @@ int main(void) {
 
     // weights only
     snprintf(bad, sizeof bad, "%s/checkpoint.u10", dir);
-    CheckpointData w = {"x: 1\n", NULL, 0, &a.params, false, NULL};
+    CheckpointData w = {"x: 1\n", NULL, 0, &a.params, false, NULL, NULL};
     checkpoint_save(bad, &w);
     EXPECT(file_size(bad) < file_size(path) / 2, "weights-only file is smaller");
     EXPECT(checkpoint_load(bad, &ck) == 0 && !ck.has_optimizer && !ck.has_state,
            "weights-only load: %s", status_message());
-    EXPECT(checkpoint_restore(&ck, &b.params, true) != 0 &&
+    EXPECT(checkpoint_restore(&ck, &b.params, true, NULL) != 0 &&
                strstr(status_message(), "no optimizer state"),
            "restoring moments from weights only: %s", status_message());
     checkpoint_free(&ck);
+
+    // with a moving average: the values are the average (what translating and averaging read),
+    // and resuming restores the training weights, the moments and the average
+    float *avg = aligned_alloc_zeroed(sizeof(float) * a.params.numel);  // (numel)
+    float *avg_back = aligned_alloc_zeroed(sizeof(float) * a.params.numel);  // (numel)
+    for (size_t i = 0; i < a.params.numel; i++) avg[i] = 0.5f * a.params.param[i] + 1.0f;
+    snprintf(bad, sizeof bad, "%s/checkpoint.avg", dir);
+    CheckpointData e = d;
+    e.averaged = avg;
+    checkpoint_save(bad, &e);
+    EXPECT(checkpoint_load(bad, &ck) == 0 && ck.has_training && ck.has_optimizer,
+           "averaged load: %s", status_message());
+    EXPECT(checkpoint_restore(&ck, &b.params, false, NULL) == 0, "restore the values");
+    EXPECT(same_tensors(&a.params, avg, b.params.param),
+           "the values of a checkpoint with an average are the average");
+    memset(b.params.param, 0, sizeof(float) * b.params.numel);
+    memset(b.params.adam_v, 0, sizeof(float) * b.params.numel);
+    EXPECT(checkpoint_restore(&ck, &b.params, true, avg_back) == 0, "resume: %s", status_message());
+    EXPECT(same_tensors(&a.params, a.params.param, b.params.param) &&
+               same_tensors(&a.params, a.params.adam_v, b.params.adam_v) &&
+               same_tensors(&a.params, avg, avg_back),
+           "resuming restores the training weights, the moments and the average");
+    checkpoint_free(&ck);
+    unlink(bad);
+    EXPECT(checkpoint_load(path, &ck) == 0 && !ck.has_training, "reload");
+    EXPECT(checkpoint_restore(&ck, &b.params, true, avg_back) == 0, "resume without an average");
+    EXPECT(same_tensors(&a.params, a.params.param, avg_back),
+           "without a saved average, the average starts at the training weights");
+    checkpoint_free(&ck);
+    aligned_free(avg), aligned_free(avg_back);
 
     // a model of another shape is refused by name
     Model c;
     tiny(&c, 32);
     EXPECT(checkpoint_load(path, &ck) == 0, "reload");
-    EXPECT(checkpoint_restore(&ck, &c.params, false) != 0 &&
+    EXPECT(checkpoint_restore(&ck, &c.params, false, NULL) != 0 &&
                strstr(status_message(), "emb.shared") && strstr(status_message(), "20x16"),
            "shape mismatch: %s", status_message());
     checkpoint_free(&ck);

@@ -2,7 +2,8 @@
 # test_mpi.sh NMT CKPT_PARAMS_DIFF MPIRUN: data-parallel training under Open MPI.
 #   - 2 ranks x 1 thread for 20 updates equal 1 rank with accum 2: the same loss at every update
 #     and the same validation, the parameters equal to float rounding (not bit-identical: one
-#     rank sums two batches' gradients in one buffer, two ranks sum two buffers)
+#     rank sums two batches' gradients in one buffer, two ranks sum two buffers); the runs keep a
+#     moving average of the parameters, which validation and the checkpoints use on every rank
 #   - the job killed (kill -9 of mpirun) and resumed under mpirun ends bit-identical to an
 #     uninterrupted 2-rank run; so does one forced onto TCP (--mca btl self,tcp)
 #   - a 2-rank checkpoint resumed by 1 rank says so and goes on from the same data position
@@ -29,7 +30,7 @@ dropout_model_config
 cat >> cfg.yaml <<YAML
 train: {run_dir: run, batch_tokens: 300, max_updates: 20, save_freq: 5, keep_checkpoints: 5,
         valid_freq: 10, disp_freq: 1, lr: 0.003, warmup: 10, threads: 1, check_freq: 5,
-        gemm: blocked}
+        gemm: blocked, ema_decay: 0.9}
 decode: {max_len_a: 1.2, max_len_b: 4, valid_beam: 2}
 YAML
 # "update loss nll gnorm" per logged update; the validation lines' "update nll bleu"
@@ -84,6 +85,9 @@ grep -q "resumed at update 1[05]" k2.out || fail "resume point: $(grep resum k2.
 "$DIFF" two/checkpoint.u20 k/checkpoint.u20 > diff.out || fail "killed and resumed: $(cat diff.out)"
 losses k/train.jsonl > k.losses
 diff two.losses k.losses > /dev/null || fail "killed and resumed: other losses"
+# the validation at the end runs the moving average, which rank 0 resumed and shared
+[ "$(valids two/train.jsonl | tail -1)" = "$(valids k/train.jsonl | tail -1)" ] ||
+    fail "killed and resumed: another validation at the end: $(valids k/train.jsonl | tail -1)"
 
 # TCP instead of shared memory
 mpi --mca btl self,tcp "$NMT" train -c cfg.yaml --set train.run_dir=tcp > tcp.out 2>&1 ||

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# test_resume.sh NMT: training that is killed (kill -9 at a random point, and in the middle of
-# writing checkpoint.last, whose partial temporary the resumed run removes) and resumed ends
+# test_resume.sh NMT CKPT_PARAMS_DIFF: training that is killed (kill -9 at a random point, and in
+# the middle of writing checkpoint.last, whose partial temporary the resumed run removes) and resumed ends
 # bit-identical to an uninterrupted run: the same final parameters and the same loss at every
-# update, as does a run that validates only at the end. A run resumes only with the same model.
+# update, as does a run that validates only at the end, and one with a moving average of the
+# parameters, which it resumes exactly. A run resumes only with the same model.
 # Also: SIGTERM stops cleanly with exit 3,
 # a corrupted checkpoint.last is refused with a clear message naming the intact checkpoints to go
 # on from, keep_checkpoints keeps the newest checkpoint.uN, and train.init_from fine-tunes.
 set -euo pipefail
-NMT=$1
+NMT=$1 DIFF=$2  # DIFF: ckpt_params_diff
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 
 tiny_corpus 700 600  # a synthetic parallel corpus: made-up words, the target reverses the source
@@ -68,6 +69,40 @@ grep -q '"type":"valid",.*"update":12,' a/train.jsonl &&
     fail "run a should validate at update 12, run nv only at the end"
 diff <(losses a/train.jsonl) <(losses nv/train.jsonl) > /dev/null ||
     fail "validating at update 12 changed the training after it"
+
+# a moving average of the parameters (train.ema_decay) leaves the training as it is: the same loss
+# at every update. The checkpoints hold the average; checkpoint.last also holds the training
+# weights, so a run killed while writing one resumes exactly (the average too), and a run resumed
+# without the average continues from the training weights as if it had never had one.
+ema=(--set train.ema_decay=0.9)
+"$NMT" train -c cfg.yaml "${ema[@]}" > ma.out 2>&1 || { cat ma.out; fail "run with an average"; }
+mv run ma
+diff <(losses a/train.jsonl) <(losses ma/train.jsonl) > /dev/null ||
+    fail "the moving average changed the training"
+! "$DIFF" a/checkpoint.u24 ma/checkpoint.u24 1e-5 > /dev/null ||
+    fail "checkpoint.u24 holds the parameters, not their average"
+"$NMT" train -c cfg.yaml --set train.ema_decay=1e-6 --set train.run_dir=mc > mc.out 2>&1 ||
+    { cat mc.out; fail "run with an average of decay 1e-6"; }
+"$DIFF" a/checkpoint.u24 mc/checkpoint.u24 1e-5 > /dev/null ||
+    fail "an average of decay 1e-6 is not the parameters: $("$DIFF" a/checkpoint.u24 mc/checkpoint.u24)"
+set +e
+NMT_FAULT_CHECKPOINT_KILL=4 "$NMT" train -c cfg.yaml "${ema[@]}" > mb1.out 2>&1
+status=$?
+set -e
+[ $status -eq 137 ] || { cat mb1.out; fail "the fault injection should kill the run with an average"; }
+"$NMT" train -c cfg.yaml "${ema[@]}" > mb2.out 2>&1 || { cat mb2.out; fail "resume with an average"; }
+grep -q "resumed at update 6" mb2.out || fail "did not resume from update 6: $(grep resum mb2.out)"
+cmp -s ma/checkpoint.u24 run/checkpoint.u24 || fail "a run with an average ends otherwise after a kill"
+rm -r run
+for r in a ma; do
+    cp -r $r run
+    "$NMT" train -c cfg.yaml --set train.max_updates=30 > $r-30.out 2>&1 ||
+        { cat $r-30.out; fail "resuming $r without an average"; }
+    mv run/checkpoint.u30 $r.u30
+    rm -r run
+done
+grep -q "its moving average is dropped" ma-30.out || fail "no word on the dropped average: $(cat ma-30.out)"
+cmp -s a.u30 ma.u30 || fail "resumed without its average, a run does not continue its training weights"
 
 # SIGTERM: finishes the update, writes checkpoint.last, exits 3 (interrupted) and says how to
 # resume
@@ -148,4 +183,4 @@ grep -q "a/checkpoint.last was trained with a different model (model.dk: 32 -> 1
     --set model.dk=32 > h2.out 2>&1 || { cat h2.out; fail "resume naming dk = d_model"; }
 grep -q "resumed at update 24" h2.out || fail "resume point: $(grep resum h2.out)"
 
-echo "11 passed, 0 failed"
+echo "12 passed, 0 failed"

@@ -32,7 +32,7 @@ static void tiny(Model *m, int d) {
 
 static void save_with_spm(Model *m, const char *path, uint64_t seed, const char *spm) {
     model_init_params(m, seed);
-    CheckpointData d = {"model:\n  d_model: 8\n", spm, strlen(spm), &m->params, false, NULL};
+    CheckpointData d = {"model:\n  d_model: 8\n", spm, strlen(spm), &m->params, false, NULL, NULL};
     checkpoint_save(path, &d);
 }
 
@@ -185,7 +185,7 @@ int main(void) {
     EXPECT(checkpoint_load(avg, &ck) == 0, "load the average: %s", status_message());
     Model r;
     tiny(&r, 8);
-    EXPECT(checkpoint_restore(&ck, &r.params, false) == 0, "restore: %s", status_message());
+    EXPECT(checkpoint_restore(&ck, &r.params, false, NULL) == 0, "restore: %s", status_message());
     check_close("average", r.params.param, want, (long)n, 0, 0);
     EXPECT(ck.spm_len == 3 && !memcmp(ck.spm, "SPM", 3) && strstr(ck.config, "d_model: 8"),
            "the average keeps the config and SentencePiece model");
@@ -246,7 +246,7 @@ int main(void) {
     EXPECT(checkpoint_load(st, &ck) == 0, "load the export: %s", status_message());
     Model x;
     tiny(&x, 8);
-    EXPECT(checkpoint_restore(&ck, &x.params, false) == 0, "restore the export: %s", status_message());
+    EXPECT(checkpoint_restore(&ck, &x.params, false, NULL) == 0, "restore the export: %s", status_message());
     EXPECT(!memcmp(x.params.param, m.params.param, 4 * n), "the export's values are the checkpoint's");
     EXPECT(ck.spm_len == 3 && !memcmp(ck.spm, "SPM", 3) && strstr(ck.config, "d_model: 8") &&
                !ck.has_optimizer && !ck.has_state,

@@ -3,10 +3,13 @@
  *    warmup from warmup_init_lr, Vaswani's noam, constant);
  *  - gradient accumulation: the gradient of two batches summed and divided by their total
  *    target tokens equals the gradient of one batch holding both (the update is normalized once);
- *  - clipping scales to the requested norm and leaves smaller gradients alone. */
+ *  - clipping scales to the requested norm and leaves smaller gradients alone;
+ *  - the moving average of the parameters against its formula, computed in double: its decay
+ *    starts low ((1+u)/(10+u)) and is capped by train.ema_decay. */
 #include <math.h>
 #include <string.h>
 
+#include "arena.h"
 #include "config.h"
 #include "model.h"
 #include "optimizer.h"
@@ -124,8 +127,40 @@ static void check_accumulation(void) {
     model_free(&m);
 }
 
+static void check_moving_average(void) {
+    EXPECT(fabs(ema_decay_at(0.999, 1) - 2.0 / 11.0) < 1e-15 && ema_decay_at(0.999, 50000) == 0.999,
+           "the decay: (1+u)/(10+u), capped at ema_decay");
+    ParamTable pt;
+    params_init(&pt);
+    params_declare(&pt, "w", 3, 5, INIT_ZERO, 0, true);
+    params_declare(&pt, "b", 7, 0, INIT_ZERO, 0, false);
+    params_finalize(&pt);
+    const long n = (long)pt.numel, updates = 300;
+    float *avg = aligned_alloc_zeroed(sizeof(float) * pt.numel);  // (numel)
+    double *want = calloc((size_t)n, sizeof *want);                // (numel)
+    Rng r = rng_init(9, 0);
+    double worst = 0;
+    for (long u = 1; u <= updates; u++) {
+        for (long i = 0; i < n; i++) pt.param[i] = (float)(rng_normal(&r) + 0.01 * (double)u);
+        if (u == 1) {
+            memcpy(avg, pt.param, sizeof(float) * pt.numel);  // as at the start of a run
+            for (long i = 0; i < n; i++) want[i] = pt.param[i];
+        }
+        ema_update(&pt, avg, 0.95, u);
+        double d = fmin(0.95, (1.0 + (double)u) / (10.0 + (double)u));
+        for (long i = 0; i < n; i++) {
+            want[i] = d * want[i] + (1 - d) * pt.param[i];
+            worst = fmax(worst, fabs(avg[i] - want[i]));
+        }
+    }
+    EXPECT(worst < 1e-5, "the moving average is off its formula by up to %g", worst);
+    free(want), aligned_free(avg);
+    params_free(&pt);
+}
+
 int main(void) {
     check_schedules();
     check_accumulation();
+    check_moving_average();
     return test_finish();
 }

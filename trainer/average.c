@@ -22,7 +22,7 @@ static int add_checkpoint(const Checkpoint *c, const Checkpoint *first, const ch
                            "%zu bytes): the same token id means another piece in each, so their "
                            "parameters cannot be averaged",
                            inputs[0], inputs[k], first->spm_len, c->spm_len);
-    if (checkpoint_restore(c, pt, false)) {
+    if (checkpoint_restore(c, pt, false, NULL)) {
         char why[4096];
         snprintf(why, sizeof why, "%s", status_message());
         return status_fail("%s does not match %s: %s", inputs[k], inputs[0], why);
@@ -55,7 +55,7 @@ int checkpoint_average(const char *const *inputs, int n, const char *output, siz
     }
     if (!rc) {
         for (size_t i = 0; i < pt.numel; i++) pt.param[i] = (float)(sum[i] / n);
-        CheckpointData d = {first.config, first.spm, first.spm_len, &pt, false, NULL};
+        CheckpointData d = {first.config, first.spm, first.spm_len, &pt, false, NULL, NULL};
         checkpoint_save(output, &d);
         *params = params_count(&pt);
     }

@@ -23,7 +23,7 @@
  * reserved bytes, length, data padded to 8 bytes, so every tensor is aligned in a mapped file. */
 enum { CKPT_VERSION = 1, HEADER_BYTES = 32, SECTION_HEADER = 16 };
 enum { TAG_CONFIG = 1, TAG_SPM = 2, TAG_INDEX = 3, TAG_VALUES = 4, TAG_ADAM_M = 5, TAG_ADAM_V = 6,
-       TAG_STATE = 7 };
+       TAG_STATE = 7, TAG_TRAINING = 8 };
 
 /* ---- writing: sections streamed to the temporary file, the CRC computed on the way ---- */
 
@@ -124,9 +124,10 @@ void checkpoint_save(const char *path, const CheckpointData *d) {
         put(&w, shape, sizeof shape);
     }
     section_end(&w, index_len);
-    tensors_section(&w, TAG_VALUES, pt, pt->param);
+    tensors_section(&w, TAG_VALUES, pt, d->averaged ? d->averaged : pt->param);
     fault_point(path);
     if (d->with_optimizer) {
+        if (d->averaged) tensors_section(&w, TAG_TRAINING, pt, pt->param);
         tensors_section(&w, TAG_ADAM_M, pt, pt->adam_m);
         tensors_section(&w, TAG_ADAM_V, pt, pt->adam_v);
     }
@@ -235,8 +236,8 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
         return status_fail("%s is corrupted: checksum %08x, expected %08x", path, actual, crc);
     }
     const char *index = NULL;
-    uint64_t index_len = 0, arena_len[3] = {0, 0, 0};
-    const float *arenas[3] = {NULL, NULL, NULL};
+    uint64_t index_len = 0, arena_len[4] = {0, 0, 0, 0};  // values, Adam m, Adam v, training
+    const float *arenas[4] = {NULL, NULL, NULL, NULL};
     uint32_t seen = 0;  // the known tags met so far, one bit each
     for (size_t at = 0; at < payload;) {
         uint32_t tag;
@@ -249,7 +250,7 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
             return status_fail("%s: section %u overruns the file (%llu bytes at offset %zu)", path,
                                tag, (unsigned long long)len, HEADER_BYTES + at);
         }
-        if (tag >= TAG_CONFIG && tag <= TAG_STATE) {
+        if (tag >= TAG_CONFIG && tag <= TAG_TRAINING) {
             if (seen & 1u << tag) {
                 checkpoint_free(ck);
                 return status_fail("%s: section %u appears twice", path, tag);
@@ -257,6 +258,7 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
             seen |= 1u << tag;
         }
         if (tag >= TAG_VALUES && tag <= TAG_ADAM_V) arena_len[tag - TAG_VALUES] = len;
+        if (tag == TAG_TRAINING) arena_len[3] = len;
         switch (tag) {
         case TAG_CONFIG:
             ck->config = xmalloc(len + 1);
@@ -268,6 +270,7 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
         case TAG_VALUES: arenas[0] = (const float *)data; break;
         case TAG_ADAM_M: arenas[1] = (const float *)data; break;
         case TAG_ADAM_V: arenas[2] = (const float *)data; break;
+        case TAG_TRAINING: arenas[3] = (const float *)data; break;
         case TAG_STATE:
             if (parse_state(data, len, &ck->state)) {
                 checkpoint_free(ck);
@@ -284,6 +287,7 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
         return status_fail("%s: missing config, index or parameters", path);
     }
     ck->has_optimizer = arenas[1] && arenas[2];
+    ck->has_training = arenas[3] != NULL;
     uint32_t count = 0;
     if (index_len >= 4) memcpy(&count, index, 4);
     if (index_len < 4 || count > (index_len - 4) / (64 + 8)) {
@@ -291,10 +295,11 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
         return status_fail("%s: the parameter index (%llu bytes) cannot hold its %u tensors", path,
                            (unsigned long long)index_len, count);
     }
-    // Floats every tensor arena holds: the values', and the moments' when present.
+    // Floats every tensor arena holds: the values', the moments' and the training weights'
+    // when present.
     uint64_t floats = arena_len[0];
-    for (int k = 1; k < 3 && ck->has_optimizer; k++)
-        floats = arena_len[k] < floats ? arena_len[k] : floats;
+    for (int k = 1; k < 4; k++)
+        if (arenas[k] && arena_len[k] < floats) floats = arena_len[k];
     floats /= sizeof(float);
     ck->nparams = (int)count;
     ck->tensors = xcalloc(count ? count : 1, sizeof *ck->tensors);
@@ -318,6 +323,7 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
         t->numel = (size_t)numel;
         t->value = arenas[0] + offset;
         if (ck->has_optimizer) t->adam_m = arenas[1] + offset, t->adam_v = arenas[2] + offset;
+        t->training = ck->has_training ? arenas[3] + offset : t->value;
         offset += t->numel;
     }
     return 0;
@@ -329,7 +335,7 @@ void checkpoint_free(Checkpoint *ck) {
     memset(ck, 0, sizeof *ck);
 }
 
-int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer) {
+int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer, float *averaged) {
     if (optimizer && !ck->has_optimizer)
         return status_fail("the checkpoint has no optimizer state");
     for (int i = 0; i < pt->count; i++) {
@@ -341,8 +347,9 @@ int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer) {
         if (t->rows != p->shape[0] || t->cols != p->shape[1])
             return status_fail("tensor '%s' is %dx%d in the checkpoint, the model wants %dx%d",
                                p->name, t->rows, t->cols, p->shape[0], p->shape[1]);
-        memcpy(pt->param + p->offset, t->value, sizeof(float) * p->numel);
+        memcpy(pt->param + p->offset, optimizer ? t->training : t->value, sizeof(float) * p->numel);
         if (optimizer) {
+            if (averaged) memcpy(averaged + p->offset, t->value, sizeof(float) * p->numel);
             memcpy(pt->adam_m + p->offset, t->adam_m, sizeof(float) * p->numel);
             memcpy(pt->adam_v + p->offset, t->adam_v, sizeof(float) * p->numel);
         }

@@ -1,7 +1,9 @@
 /* checkpoint.h: checkpoint files. A checkpoint holds everything to translate with a model (the
  * resolved config, the SentencePiece model bytes, the parameters by name) and, for
  * checkpoint.last, everything to continue training bit-exactly (Adam moments and the training
- * state: step counters, data cursor, RNG, best metric, patience).
+ * state: step counters, data cursor, RNG, best metric, patience). With a moving average of the
+ * parameters (train.ema_decay), the parameters are the average, the model to translate with, and
+ * a full checkpoint holds the weights training continues from in a section of their own.
  *
  * File: magic "NMTCKPT1", uint32 version, uint32 section count, uint64 payload bytes, uint32
  * CRC-32 (zlib) of the payload; the payload is a list of sections (uint32 tag, uint64 length,
@@ -44,6 +46,9 @@ typedef struct CheckpointData {
     const ParamTable *params;  // values, and moments when with_optimizer
     bool with_optimizer;
     const TrainState *state;   // NULL for a weights-only checkpoint
+    /* NULL, or the moving average of the values (the arenas' layout): then it is saved as the
+     * parameters, and params->param as the training weights when with_optimizer. */
+    const float *averaged;
 } CheckpointData;
 
 /* The N of every periodic checkpoint.uN in run_dir, oldest first, into *updates (malloc'd, NULL
@@ -63,6 +68,7 @@ typedef struct Checkpoint {
     const void *spm;
     size_t spm_len;
     bool has_optimizer, has_state;
+    bool has_training;  // the training weights are saved apart from the (averaged) values
     TrainState state;
     // parameter index
     int nparams;
@@ -71,6 +77,7 @@ typedef struct Checkpoint {
         int rows, cols;
         size_t numel;
         const float *value, *adam_m, *adam_v;  // adam_* NULL without optimizer state
+        const float *training;  // the training weights: value itself unless has_training
     } *tensors;
 } Checkpoint;
 
@@ -79,8 +86,10 @@ typedef struct Checkpoint {
  * parameters, no optimizer or training state). */
 int checkpoint_load(const char *path, Checkpoint *ck);
 void checkpoint_free(Checkpoint *ck);
-/* Copies tensors into pt by name (and the Adam moments when `optimizer`); every tensor of pt
- * must be present with the same shape. 0, or -1 after status_fail. */
-int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer);
+/* Copies tensors into pt by name; every tensor of pt must be present with the same shape. With
+ * `optimizer` (resuming training): the training weights and the Adam moments, and the values into
+ * `averaged` (the arenas' layout) unless it is NULL. Without: the values. 0, or -1 after
+ * status_fail. */
+int checkpoint_restore(const Checkpoint *ck, ParamTable *pt, bool optimizer, float *averaged);
 
 #endif

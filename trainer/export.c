@@ -196,7 +196,7 @@ static int member(void *ctx, const char *key, const char *value, size_t n) {
     strcpy(t->name, key);
     t->rows = (int)shape.v[0], t->cols = shape.n == 2 ? (int)shape.v[1] : 0;
     t->numel = (size_t)numel;
-    t->value = (const float *)(r->data + off.v[0]);
+    t->value = t->training = (const float *)(r->data + off.v[0]);
     return 0;
 }
 

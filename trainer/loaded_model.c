@@ -25,7 +25,7 @@ void checkpoint_params_open(CheckpointParams *cp, const char *path) {
     params_init(&cp->pt);
     model_declare(&cp->pt, &cp->cfg.model, cp->ck.tensors[0].rows);
     params_finalize(&cp->pt);
-    if (checkpoint_restore(&cp->ck, &cp->pt, false)) FATAL("%s: %s", path, status_message());
+    if (checkpoint_restore(&cp->ck, &cp->pt, false, NULL)) FATAL("%s: %s", path, status_message());
 }
 
 void checkpoint_params_close(CheckpointParams *cp) {
@@ -43,7 +43,7 @@ void loaded_model_open(LoadedModel *lm, const char *path) {
     if (spm_load_bytes(&lm->spm, lm->ck.spm, lm->ck.spm_len))
         FATAL("%s: the embedded SentencePiece model: %s", path, status_message());
     model_build(&lm->m, &lm->cfg.model, spm_vocab_size(lm->spm));
-    if (checkpoint_restore(&lm->ck, &lm->m.params, false)) FATAL("%s: %s", path, status_message());
+    if (checkpoint_restore(&lm->ck, &lm->m.params, false, NULL)) FATAL("%s: %s", path, status_message());
 }
 
 bool checkpoint_same_spm(const Checkpoint *a, const Checkpoint *b) {

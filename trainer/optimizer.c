@@ -46,6 +46,18 @@ double grads_clip(ParamTable *pt, double max_norm) {
     return norm;
 }
 
+double ema_decay_at(double decay, long update) {
+    return fmin(decay, (1.0 + (double)update) / (10.0 + (double)update));
+}
+
+void ema_update(const ParamTable *pt, float *avg, double decay, long update) {
+    const float rate = (float)(1.0 - ema_decay_at(decay, update));
+    const float *p = pt->param;
+    long n = (long)pt->numel;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) avg[i] += rate * (p[i] - avg[i]);
+}
+
 double schedule_lr(const TrainConfig *t, int d_model, long step) {
     CHECK(step >= 1, "schedule_lr: step %ld", step);
     double s = (double)step, w = (double)t->warmup;

@@ -19,6 +19,12 @@ void grads_scale(ParamTable *pt, float s);  // grad *= s
  * factor max_norm / (norm + 1e-6)); max_norm <= 0 only measures. Returns the norm before. */
 double grads_clip(ParamTable *pt, double max_norm);
 
+/* The exponential moving average of the values (train.ema_decay): after update `update`
+ * (1-based), avg += (1 - d) (param - avg) with d = min(decay, (1 + update) / (10 + update)), so the
+ * average follows the parameters closely while they move fast. avg has the arenas' layout. */
+double ema_decay_at(double decay, long update);
+void ema_update(const ParamTable *pt, float *avg, double decay, long update);
+
 /* Learning rate at update `step` (1-based):
  *   inverse_sqrt: linear warmup from warmup_init_lr to lr, then lr * sqrt(warmup / step)
  *   noam:         lr * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)

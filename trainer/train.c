@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "arena.h"
 #include "atomic.h"
 #include "batcher.h"
 #include "bleu.h"
@@ -60,6 +61,7 @@ typedef struct Trainer {
     SearchOptions valid_search;  // validation decoding (its translator exists while it runs)
     int valid_max_src;           // the longest validation source, +1 for EOS
     GradSync sync;
+    float *averaged;  // (params numel) moving average of the parameters (train.ema_decay) or NULL
     TrainState st;
     int nonfinite_in_a_row;
     // logging (rank 0 only; NULL on the others)
@@ -203,7 +205,11 @@ static bool resume(Trainer *t, const char *last) {
         snprintf(why, sizeof why, "%s holds parameters only, no training state", last);
         cannot_resume(t, why);
     }
-    if (checkpoint_restore(&ck, &t->m.params, true)) FATAL("%s: %s", last, status_message());
+    if (checkpoint_restore(&ck, &t->m.params, true, t->averaged))
+        FATAL("%s: %s", last, status_message());
+    if (ck.has_training && !t->averaged)
+        fprintf(stderr, "[train] train.ema_decay is 0: training continues from the training "
+                "weights of %s, its moving average is dropped\n", last);
     t->st = ck.state;
     checkpoint_free(&ck);
     config_free(&saved);
@@ -217,7 +223,7 @@ static void init_from(Trainer *t, const char *path) {
         FATAL("train.init_from %s: trained with another SentencePiece model than %s/spm.model; "
               "its token ids would not match",
               path, t->cfg->data.dir);
-    if (checkpoint_restore(&ck, &t->m.params, false))
+    if (checkpoint_restore(&ck, &t->m.params, false, NULL))
         FATAL("train.init_from %s: %s", path, status_message());
     checkpoint_free(&ck);
     fprintf(stderr, "[train] parameters from %s; optimizer and schedule start fresh\n", path);
@@ -229,7 +235,7 @@ static void save(Trainer *t, const char *name, bool full) {
     if (!t->lead) return;
     char *path = path_join(t->run_dir, name);
     CheckpointData d = {t->config_text, t->spm_bytes, t->spm_len, &t->m.params, full,
-                        full ? &t->st : NULL};
+                        full ? &t->st : NULL, t->averaged};
     checkpoint_save(path, &d);
     free(path);
 }
@@ -271,10 +277,22 @@ static double metric_value(ValidMetric m, double bleu, double nll, double *sign)
     FATAL("%d is not a validation metric", (int)m);
 }
 
-/* Dev NLL per token and BLEU; returns the metric where higher is better. */
-static double validate(Trainer *t) {
-    const TrainConfig *tc = &t->cfg->train;
-    double t0 = now_seconds();
+/* Exchanges the parameters with their moving average, element by element: validation runs the
+ * average, and a second call puts the training weights back. */
+static void swap_average(Trainer *t) {
+    if (!t->averaged) return;
+    float *p = t->m.params.param, *a = t->averaged;
+    long n = (long)t->m.params.numel;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) {
+        float x = p[i];
+        p[i] = a[i], a[i] = x;
+    }
+}
+
+/* The validation set's NLL per token and BLEU (0 when decode.valid_beam is 0) of the model's
+ * current parameters. */
+static void evaluate(Trainer *t, double *nll_out, double *bleu_out) {
     Ctx eval = t->ctx;
     eval.train = false;
     // Each rank takes every nranks-th batch and sentence; the sums of the loss and of the BLEU
@@ -327,6 +345,18 @@ static double validate(Trainer *t) {
         for (long i = 0; i < n; i++) free(hyp[i]);
         free(hyp), free(src), free(ref), free(len), free(out), free(out_len), free(sums), free(dsums);
     }
+    *nll_out = nll, *bleu_out = bleu;
+}
+
+/* Validates the moving average of the parameters if there is one, else the parameters; saves
+ * checkpoint.best on a new best. Returns the metric where higher is better. */
+static double validate(Trainer *t) {
+    const TrainConfig *tc = &t->cfg->train;
+    const bool want_bleu = t->cfg->decode.valid_beam > 0;
+    double t0 = now_seconds(), nll, bleu;
+    swap_average(t);
+    evaluate(t, &nll, &bleu);
+    swap_average(t);
     double sign, value = metric_value(tc->valid_metric, bleu, nll, &sign);
     double metric = sign * value;
     TrainState *st = &t->st;
@@ -436,6 +466,7 @@ static bool update(Trainer *t, double *lr_out) {
     t->nonfinite_in_a_row = 0;
     adam_step(pt, &t->adam, lr, t->st.update + 1);
     t->st.update++;
+    if (t->averaged) ema_update(pt, t->averaged, tc->ema_decay, t->st.update);
     t->st.tokens += ls.ntok;
     t->disp.loss += ls.loss, t->disp.nll += ls.nll, t->disp.ntok += ls.ntok;
     t->disp_gnorm += gnorm, t->disp_updates++;
@@ -572,9 +603,9 @@ static void share_state(Trainer *t, bool *resumed) {
     dist_bcast(&flag, sizeof flag, 0, "sharing the training state");
     *resumed = flag;
     dist_bcast(&t->st, sizeof t->st, 0, "sharing the training state");
-    float *arenas[3] = {pt->param, pt->adam_m, pt->adam_v};
+    float *arenas[4] = {pt->param, pt->adam_m, pt->adam_v, t->averaged};
     const size_t chunk = (size_t)1 << 28;  // bytes per broadcast
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 4 && arenas[a]; a++)
         for (size_t off = 0; off < sizeof(float) * pt->numel; off += chunk) {
             size_t left = sizeof(float) * pt->numel - off;
             dist_bcast((char *)arenas[a] + off, left < chunk ? left : chunk, 0,
@@ -612,6 +643,8 @@ int train_run(Config *cfg) {
     open_data(t);
     const GemmImpl *gemm = gemm_select(gemm_backend_name(tc->gemm));
     model_build(&t->m, &cfg->model, spm_vocab_size(t->spm));
+    const size_t param_bytes = sizeof(float) * t->m.params.numel;
+    if (tc->ema_decay > 0) t->averaged = aligned_alloc_zeroed(param_bytes);
     t->config_text = config_dump_string(cfg);
     check_same_job(t);
     char *last = path_join(t->run_dir, "checkpoint.last");
@@ -621,6 +654,7 @@ int train_run(Config *cfg) {
         if (!resumed) {
             model_init_params(&t->m, (uint64_t)tc->seed);
             if (*tc->init_from) init_from(t, tc->init_from);
+            if (t->averaged) memcpy(t->averaged, t->m.params.param, param_bytes);
             t->st.epoch = 1;
         }
         char *dump = path_join(t->run_dir, "config.yaml");
@@ -673,8 +707,12 @@ int train_run(Config *cfg) {
                  "are released meanwhile)",
                  translator_state_bytes(&t->m, &t->valid_search, cfg->decode.batch_tokens,
                                         t->valid_max_src) / (double)(1 << 20));
-    logf_both(t, "[train] memory: %s (for batches of %d tokens, sentences of up to %d)%s\n",
-              mem_text, t->m.max_tokens, t->m.max_len, valid_text);
+    char average_text[64] = "";
+    if (t->averaged)
+        snprintf(average_text, sizeof average_text, ", moving average %.0f MB",
+                 param_bytes / (double)(1 << 20));
+    logf_both(t, "[train] memory: %s%s (for batches of %d tokens, sentences of up to %d)%s\n",
+              mem_text, average_text, t->m.max_tokens, t->m.max_len, valid_text);
     if (resumed)
         logf_both(t, "[train] resumed at update %ld, epoch %d, batch %ld of the epoch\n",
                   t->st.update, t->st.epoch, t->st.batch_in_epoch);
@@ -724,6 +762,7 @@ int train_run(Config *cfg) {
     free(t->config_text), free(t->spm_bytes), free(last);
     spm_free(t->spm);
     model_free(&t->m);
+    aligned_free(t->averaged);
     if (t->lead) fclose(t->log), fclose(t->jsonl), close(lock_fd);
     dist_finalize();
     return interrupted ? TRAIN_INTERRUPTED : 0;

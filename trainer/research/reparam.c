@@ -110,7 +110,7 @@ double reparam_checkpoint(const CheckpointParams *src, const CpOptions *o, const
     params_finalize(&dst);
     double worst = reparam_params(&dst, &src->pt, &src->cfg.model, o, report, ctx);
     char *text = config_dump_string(&dst_cfg);
-    CheckpointData d = {text, src->ck.spm, src->ck.spm_len, &dst, false, NULL};
+    CheckpointData d = {text, src->ck.spm, src->ck.spm_len, &dst, false, NULL, NULL};
     checkpoint_save(out, &d);
     *params = params_count(&dst);
     free(text);
