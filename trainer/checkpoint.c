@@ -177,6 +177,18 @@ static int parse_state(const char *text, size_t len, TrainState *s) {
     return got >= 10 ? 0 : -1;
 }
 
+/* Where a tensor section goes among the arenas a load finds (values, Adam m, Adam v, training
+ * weights); -1 for the other sections. */
+static int arena_slot(uint32_t tag) {
+    switch (tag) {
+    case TAG_VALUES: return 0;
+    case TAG_ADAM_M: return 1;
+    case TAG_ADAM_V: return 2;
+    case TAG_TRAINING: return 3;
+    default: return -1;
+    }
+}
+
 int checkpoint_load(const char *path, Checkpoint *ck) {
     memset(ck, 0, sizeof *ck);
     int fd = open(path, O_RDONLY);
@@ -257,8 +269,8 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
             }
             seen |= 1u << tag;
         }
-        if (tag >= TAG_VALUES && tag <= TAG_ADAM_V) arena_len[tag - TAG_VALUES] = len;
-        if (tag == TAG_TRAINING) arena_len[3] = len;
+        const int slot = arena_slot(tag);
+        if (slot >= 0) arenas[slot] = (const float *)data, arena_len[slot] = len;
         switch (tag) {
         case TAG_CONFIG:
             ck->config = xmalloc(len + 1);
@@ -267,10 +279,6 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
             break;
         case TAG_SPM: ck->spm = data, ck->spm_len = len; break;
         case TAG_INDEX: index = data, index_len = len; break;
-        case TAG_VALUES: arenas[0] = (const float *)data; break;
-        case TAG_ADAM_M: arenas[1] = (const float *)data; break;
-        case TAG_ADAM_V: arenas[2] = (const float *)data; break;
-        case TAG_TRAINING: arenas[3] = (const float *)data; break;
         case TAG_STATE:
             if (parse_state(data, len, &ck->state)) {
                 checkpoint_free(ck);
@@ -278,7 +286,7 @@ int checkpoint_load(const char *path, Checkpoint *ck) {
             }
             ck->has_state = true;
             break;
-        default: break;  // sections of newer writers are skipped
+        default: break;  // the tensor sections above, and those of newer writers, skipped
         }
         at += SECTION_HEADER + padded(len);
     }

@@ -43,7 +43,8 @@ void loaded_model_open(LoadedModel *lm, const char *path) {
     if (spm_load_bytes(&lm->spm, lm->ck.spm, lm->ck.spm_len))
         FATAL("%s: the embedded SentencePiece model: %s", path, status_message());
     model_build(&lm->m, &lm->cfg.model, spm_vocab_size(lm->spm));
-    if (checkpoint_restore(&lm->ck, &lm->m.params, false, NULL)) FATAL("%s: %s", path, status_message());
+    if (checkpoint_restore(&lm->ck, &lm->m.params, false, NULL))
+        FATAL("%s: %s", path, status_message());
 }
 
 bool checkpoint_same_spm(const Checkpoint *a, const Checkpoint *b) {
