@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_resume.sh NMT CKPT_PARAMS_DIFF: training that is killed (kill -9 at a random point, and in
 # the middle of writing checkpoint.last, whose partial temporary the resumed run removes) and
-# resumed ends bit-identical to an uninterrupted run: the same final parameters and the same loss at every
-# update, as does a run that validates only at the end, and one with a moving average of the
-# parameters, which it resumes exactly. A run resumes only with the same model.
+# resumed ends bit-identical to an uninterrupted run: the same final parameters and the same loss
+# at every update, as does a run that validates only at the end, and one with a moving average of
+# the parameters, which it resumes exactly. A run resumes only with the same model.
 # Also: SIGTERM stops cleanly with exit 3,
 # a corrupted checkpoint.last is refused with a clear message naming the intact checkpoints to go
 # on from, keep_checkpoints keeps the newest checkpoint.uN, and train.init_from fine-tunes.
