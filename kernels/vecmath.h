@@ -32,6 +32,19 @@ static inline vfloat vf_select(vint mask, vfloat a, vfloat b) {  // mask ? a : b
     return (vfloat)(((vint)a & mask) | ((vint)b & ~mask));
 }
 
+/* x in every lane: one broadcast (from memory when x comes from there). `(vfloat){0} + x` would
+ * add zero first, which the compiler must keep (it turns -0 into +0), and a loop over the lanes
+ * becomes one masked broadcast per lane. */
+static inline vfloat vf_splat(float x) {
+#if defined(__AVX512F__)
+    return (vfloat)_mm512_set1_ps(x);
+#elif defined(__AVX__)
+    return (vfloat)_mm256_set1_ps(x);
+#else
+    return (vfloat){x, x, x, x};
+#endif
+}
+
 static inline vfloat vf_load(const float *p) {
     vfloat v;
     memcpy(&v, p, sizeof v);

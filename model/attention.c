@@ -94,27 +94,44 @@ _Static_assert((int)NR <= (int)ATTN_KEY_SLACK, "tile_mm reads transposed keys in
 static size_t align16(size_t n) { return (n + 15) / 16 * 16; }  // floats: keeps 64-byte alignment
 static int min_i(int a, int b) { return a < b ? a : b; }
 
+/* c[ii] += A[ii*ars + r*acs] * b for ii < mr: step r of micro_tile. */
+static inline __attribute__((always_inline)) void fma_rows(const int mr, vfloat c[MR][NV],
+                                                           const float *A, long ars, long acs,
+                                                           int r, const vfloat b[NV]) {
+    for (int ii = 0; ii < mr; ii++) {
+        vfloat a = vf_splat(A[ii * ars + r * acs]);
+        for (int v = 0; v < NV; v++) c[ii][v] += a * b[v];
+    }
+}
+
 /* acc[ii] (ii < mr) = sum over r < k, in order, of A[ii*ars + r*acs] * B[r*ldb + 0..NR), where
- * only the first nb < NR columns of B are read when nb < NR (the others count as 0). */
+ * only the first nb < NR columns of B are read when nb < NR (the others count as 0). The sums
+ * run in a local tile, which the compiler keeps in registers, and whole or partial loads of B
+ * in loops of their own. */
 static inline __attribute__((always_inline)) void micro_tile(const int mr, vfloat acc[MR][NV],
                                                              int k, const float *A, long ars,
                                                              long acs, const float *B, long ldb,
                                                              int nb) {
+    vfloat c[MR][NV], b[NV];
     for (int ii = 0; ii < mr; ii++)
-        for (int v = 0; v < NV; v++) acc[ii][v] = (vfloat){0};
-    for (int r = 0; r < k; r++) {
-        const float *br = B + r * ldb;
-        vfloat b[NV];
-        for (int v = 0; v < NV; v++)  // nb < NR: the last columns of an unpadded B
-            b[v] = nb >= NR ? vf_load(br + v * VF_LANES)
-                            : vf_load_partial(br + v * VF_LANES,
-                                              nb <= v * VF_LANES ? 0
-                                              : min_i(VF_LANES, nb - v * VF_LANES));
-        for (int ii = 0; ii < mr; ii++) {
-            vfloat a = (vfloat){0} + A[ii * ars + r * acs];
-            for (int v = 0; v < NV; v++) acc[ii][v] += a * b[v];
+        for (int v = 0; v < NV; v++) c[ii][v] = (vfloat){0};
+    if (nb >= NR) {
+        for (int r = 0; r < k; r++) {
+            for (int v = 0; v < NV; v++) b[v] = vf_load(B + r * ldb + v * VF_LANES);
+            fma_rows(mr, c, A, ars, acs, r, b);
+        }
+    } else {  // the last columns of an unpadded B
+        int lanes[NV];
+        for (int v = 0; v < NV; v++)
+            lanes[v] = nb <= v * VF_LANES ? 0 : min_i(VF_LANES, nb - v * VF_LANES);
+        for (int r = 0; r < k; r++) {
+            for (int v = 0; v < NV; v++)
+                b[v] = vf_load_partial(B + r * ldb + v * VF_LANES, lanes[v]);
+            fma_rows(mr, c, A, ars, acs, r, b);
         }
     }
+    for (int ii = 0; ii < mr; ii++)
+        for (int v = 0; v < NV; v++) acc[ii][v] = c[ii][v];
 }
 
 /* acc (RB * NR) = sum over r < k, in order, of A[r*acs] * B[r*ldb + 0..RB*NR): one row against
@@ -124,16 +141,14 @@ static inline __attribute__((always_inline)) void micro_tile(const int mr, vfloa
 static inline __attribute__((always_inline)) void micro_row(vfloat acc[RB * NV], int k,
                                                             const float *A, long acs,
                                                             const float *B, long ldb) {
-    for (int v = 0; v < RB * NV; v++) acc[v] = (vfloat){0};
+    vfloat c[RB * NV];  // local, as in micro_tile
+    for (int v = 0; v < RB * NV; v++) c[v] = (vfloat){0};
     for (int r = 0; r < k; r++) {
         const float *br = B + r * ldb;
-        vfloat a = (vfloat){0} + A[r * acs];
-        for (int v = 0; v < RB * NV; v++) {
-            vfloat b;
-            memcpy(&b, br + v * VF_LANES, sizeof(vfloat));
-            acc[v] += a * b;
-        }
+        vfloat a = vf_splat(A[r * acs]);
+        for (int v = 0; v < RB * NV; v++) c[v] += a * vf_load(br + v * VF_LANES);
     }
+    for (int v = 0; v < RB * NV; v++) acc[v] = c[v];
 }
 
 /* c[0..w) = alpha * acc (nv vectors, w <= nv * VF_LANES), or += when add. */
