@@ -5,17 +5,18 @@
 # How small can the key/query width be? Trains, from one base config with the same seed, data and
 # budget, concat attention with each D_k (the full width first: the baseline) and collab
 # attention with each D~k (scale fixed at 1/sqrt(D/H) in both, as in the paper), evaluates every
-# model on the test set (beam and length penalty of the config) and writes
-#   OUT/sweep.md, OUT/sweep.csv   mode, D~k, attention and total parameters, BLEU, chrF, the paired
+# model on the test set (beam and length penalty of the config) and writes (into --results DIR
+# when given, beside the records, else into OUT)
+#   sweep.md, sweep.csv           mode, D~k, attention and total parameters, BLEU, chrF, the paired
 #                                 bootstrap mean and 95% interval and p-value against the
 #                                 baseline, the update of the evaluated (best) checkpoint and the
 #                                 training hours to it, training tokens/s, decoding sentences/s
-#   OUT/sweep.png                 BLEU against D~k for both modes, parameters on a second axis
+#   sweep.png                     BLEU against D~k for both modes, parameters on a second axis
 #                                 (needs Debian's python3-matplotlib; skipped with a note without)
 # --seeds trains every point once per seed (train.seed; runs OUT/MODE-DK-seedS) and reports per
 # point the mean and sample standard deviation of BLEU and chrF over the seeds and, per seed, the
 # paired bootstrap against the baseline trained with the same seed (sweep.md, sweep.csv; every
-# run in OUT/sweep-seeds.csv); the plot's error bars are then the standard deviations.
+# run in sweep-seeds.csv); the plot's error bars are then the standard deviations.
 # An interrupted sweep continues where it stopped: finished points are reused, a run that was
 # cut off resumes from its checkpoint.last.
 # A finished point's record is its eval.json, test.hyp and train.json (the best checkpoint's
@@ -55,6 +56,7 @@ if [ -z "$nmt" ]; then
                        cmake --build "$repo/build/release" -j "$(nproc)" > /dev/null; }
 fi
 mkdir -p "$out"
+tables=${results:-$out}  # where the tables, the plot and the paired bootstraps go
 points=()
 for dk in ${concat//,/ }; do points+=("concat:$dk"); done
 for dk in ${collab//,/ }; do points+=("collab:$dk"); done
@@ -105,15 +107,15 @@ for seed in "${seed_list[@]}"; do
     hyps=()
     for p in "${points[@]}"; do hyps+=("$(record_dir "$(run_dir "$p" "$seed")")/test.hyp"); done
     "$nmt" bleu "$refplain" -i "${hyps[@]}" --paired-bs -m bleu -f json \
-        > "$out/paired${seed:+-seed$seed}.json"
+        > "$tables/paired${seed:+-seed$seed}.json"
 done
-/usr/bin/python3 - "$out" "${results:-$out}" "$seeds" "${points[@]}" <<'PY'
+/usr/bin/python3 - "$tables" "$seeds" "${points[@]}" <<'PY'
 import json, os, statistics, sys
-out, records, points = sys.argv[1], sys.argv[2], sys.argv[4:]
-seeds = [s for s in sys.argv[3].split(",") if s]
+out, points = sys.argv[1], sys.argv[3:]  # out holds the records, the paired bootstraps and tables
+seeds = [s for s in sys.argv[2].split(",") if s]
 
 def record(mode, dk, seed):
-    return os.path.join(records, f"{mode}-{dk}" + (f"-seed{seed}" if seed else ""))
+    return os.path.join(out, f"{mode}-{dk}" + (f"-seed{seed}" if seed else ""))
 
 rows = []  # one per point and seed
 for seed in seeds or [None]:
@@ -208,9 +210,9 @@ for mode, mark, dodge in (("concat", "o", 0.97), ("collab", "s", 1.03)):  # dodg
     rs = sorted((r for r in points_rows if r["mode"] == mode), key=lambda r: r["dk"])
     if not rs:
         continue
+    spread = f" (mean ± sd, {len(seeds)} seed{'s' if len(seeds) > 1 else ''})" if seeds else ""
     ax.errorbar([r["dk"] * dodge for r in rs], [r["bleu"] for r in rs], yerr=[r["err"] for r in rs],
-                marker=mark, capsize=3,
-                label=f"{mode} BLEU" + (f" (mean ± sd, {len(seeds)} seeds)" if seeds else ""))
+                marker=mark, capsize=3, label=f"{mode} BLEU{spread}")
     ax2.plot([r["dk"] for r in rs], [r["attention_params"] / 1e6 for r in rs], marker=mark, ls="--",
              alpha=0.5, label=f"{mode} attention params")
 ax.set(xscale="log", xlabel="key/query width D~k (concat: D_k)", ylabel="test BLEU")

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # test_sweep.sh NMT: scripts/sweep-dk.sh on tiny runs of 10 updates: without --seeds one run per
 # point and the table as before, with the update of the best checkpoint; with --results the
-# records kept apart, enough to rebuild the table without the run directories; with --seeds one
-# run per point and seed (train.seed), per point the mean and standard deviation over the seeds,
-# the paired bootstrap of each seed against the baseline of that seed, and finished runs reused
-# when it runs again.
+# records kept apart with the tables beside them, enough to rebuild the table without the run
+# directories; with --seeds one run per point and seed (train.seed), per point the mean and
+# standard deviation over the seeds, the paired bootstrap of each seed against the baseline of
+# that seed, and finished runs reused when it runs again.
 set -uo pipefail
 NMT=$1
 sweep="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/sweep-dk.sh"
@@ -18,25 +18,25 @@ args=(-c cfg.yaml --concat 32 --collab 16 --src valid.en --ref valid.de --set de
 NMT=$NMT bash "$sweep" "${args[@]}" --out one --results one-rec > one.out 2>&1 ||
     { cat one.out; echo "FAIL: sweep"; }
 check "without --seeds: one run per point" test -f one/concat-32/eval.json -a -f one/collab-16/eval.json
-check "without --seeds: the table as before" grep -q '^| collab | 16 | .* | [0-9.]* ± [0-9.]* | [0-9.]* |' one/sweep.md
+check "without --seeds: the table as before" grep -q '^| collab | 16 | .* | [0-9.]* ± [0-9.]* | [0-9.]* |' one-rec/sweep.md
 # the evaluated checkpoint is the last one the log calls a new best
 for run in concat-32 collab-16; do
     want=$(grep 'new best' one/$run/train.log | tail -1 | sed 's/.*| up \([0-9]*\) |.*/\1/')
     mode=${run%-*} dk=${run#*-}
     got=$(awk -F, -v m=$mode -v d=$dk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-        $1 == m && $2 == d { print $c["best_update"] }' one/sweep.csv)
+        $1 == m && $2 == d { print $c["best_update"] }' one-rec/sweep.csv)
     check "without --seeds: $run's best checkpoint at update $got, the log's last best $want" \
         test -n "$want" -a "$got" = "$want"
     check "--results: $run's record kept apart" \
         test -f one-rec/$run/eval.json -a -f one-rec/$run/test.hyp -a -f one-rec/$run/train.json
 done
 # the records alone rebuild the table: on another machine, without the run directories
-mv one/sweep.csv first.csv && rm -rf one
+mv one-rec/sweep.csv first.csv && rm -rf one
 NMT=$NMT bash "$sweep" "${args[@]}" --out one --results one-rec > rec.out 2>&1 ||
     { cat rec.out; echo "FAIL: sweep from its records"; }
 check "--results: recorded points are not trained again" test "$(grep -c ': done$' rec.out)" -eq 2 -a \
     "$(grep -c 'training in' rec.out)" -eq 0
-check "--results: the same table from the records" cmp -s first.csv one/sweep.csv
+check "--results: the same table from the records" cmp -s first.csv one-rec/sweep.csv
 
 NMT=$NMT bash "$sweep" "${args[@]}" --seeds 1,2 --out seeds > seeds.out 2>&1 ||
     { cat seeds.out; echo "FAIL: sweep --seeds"; }
