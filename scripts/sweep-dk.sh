@@ -56,14 +56,14 @@ if [ -z "$nmt" ]; then
                        cmake --build "$repo/build/release" -j "$(nproc)" > /dev/null; }
 fi
 mkdir -p "$out"
-tables=${results:-$out}  # where the tables, the plot and the paired bootstraps go
+tables=${results:-$out}  # where the records, the tables, the plot and the paired bootstraps go
 points=()
 for dk in ${concat//,/ }; do points+=("concat:$dk"); done
 for dk in ${collab//,/ }; do points+=("collab:$dk"); done
 # the runs of a seed ("" without --seeds): one directory per point
 run_dir() { echo "$out/${1/:/-}${2:+-seed$2}"; }
-# where the record of a run is kept: the run directory, or its namesake under --results
-record_dir() { if [ -n "$results" ]; then echo "$results/$(basename "$1")"; else echo "$1"; fi; }
+# where the record of a run is kept: its namesake under --results, else the run directory itself
+record_dir() { echo "$tables/$(basename "$1")"; }
 # record RUN REC: RUN's evaluation copied to REC (unless it is RUN) and its training summary
 # written there last, so a train.json marks a whole record
 record() {
@@ -206,11 +206,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 fig, ax = plt.subplots(figsize=(7, 4.5))
 ax2 = ax.twinx()
+spread = f" (mean ± sd, {len(seeds)} seed{'s' if len(seeds) > 1 else ''})" if seeds else ""
 for mode, mark, dodge in (("concat", "o", 0.97), ("collab", "s", 1.03)):  # dodge: error bars apart
     rs = sorted((r for r in points_rows if r["mode"] == mode), key=lambda r: r["dk"])
     if not rs:
         continue
-    spread = f" (mean ± sd, {len(seeds)} seed{'s' if len(seeds) > 1 else ''})" if seeds else ""
     ax.errorbar([r["dk"] * dodge for r in rs], [r["bleu"] for r in rs], yerr=[r["err"] for r in rs],
                 marker=mark, capsize=3, label=f"{mode} BLEU{spread}")
     ax2.plot([r["dk"] for r in rs], [r["attention_params"] / 1e6 for r in rs], marker=mark, ls="--",
