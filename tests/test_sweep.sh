@@ -4,7 +4,8 @@
 # records kept apart with the tables beside them, enough to rebuild the table without the run
 # directories; with --seeds one run per point and seed (train.seed), per point the mean and
 # standard deviation over the seeds, the paired bootstrap of each seed against the baseline of
-# that seed, and finished runs reused when it runs again.
+# that seed, and finished runs reused when it runs again; with --average the same tables for each
+# run's average of its last checkpoints.
 set -uo pipefail
 NMT=$1
 sweep="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/sweep-dk.sh"
@@ -13,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 tiny_corpus 200 170
 tiny_config
 args=(-c cfg.yaml --concat 32 --collab 16 --src valid.en --ref valid.de --set decode.beam=2
-      --set train.max_updates=10 --set train.save_freq=10 --set train.valid_freq=5
+      --set train.max_updates=10 --set train.save_freq=5 --set train.valid_freq=5
       --set train.lr=0.003 --set train.warmup=5)
 NMT=$NMT bash "$sweep" "${args[@]}" --out one --results one-rec > one.out 2>&1 ||
     { cat one.out; echo "FAIL: sweep"; }
@@ -37,8 +38,10 @@ NMT=$NMT bash "$sweep" "${args[@]}" --out one --results one-rec > rec.out 2>&1 |
 check "--results: recorded points are not trained again" test "$(grep -c ': done$' rec.out)" -eq 2 -a \
     "$(grep -c 'training in' rec.out)" -eq 0
 check "--results: the same table from the records" cmp -s first.csv one-rec/sweep.csv
+expect 1 "is not here" \
+    env NMT="$NMT" bash "$sweep" "${args[@]}" --out one --results one-rec --average 2
 
-NMT=$NMT bash "$sweep" "${args[@]}" --seeds 1,2 --out seeds > seeds.out 2>&1 ||
+NMT=$NMT bash "$sweep" "${args[@]}" --seeds 1,2 --out seeds --average 2 > seeds.out 2>&1 ||
     { cat seeds.out; echo "FAIL: sweep --seeds"; }
 for run in concat-32-seed1 concat-32-seed2 collab-16-seed1 collab-16-seed2; do
     check "--seeds: $run evaluated" test -f seeds/$run/eval.json
@@ -56,21 +59,41 @@ for col in bleu chrf; do
         $1 == "collab" { printf "%.4f %.4f\n", $c[col], $c[col "_sd"] }' seeds/sweep.csv > got.txt
     check "--seeds: $col mean and sd over the seeds ($(cat got.txt), want $(cat want.txt))" cmp -s got.txt want.txt
 done
-# each seed's p-value is its paired bootstrap against the baseline of the same seed
-for seed in 1 2; do
-    "$NMT" bleu valid.de -i seeds/concat-32-seed$seed/test.hyp seeds/collab-16-seed$seed/test.hyp \
-        --paired-bs -m bleu -f json > p$seed.json 2>/dev/null
-    p=$(/usr/bin/python3 -c "import json,sys; print('%.4f' % json.load(open(sys.argv[1]))[1]['BLEU']['p_value'])" p$seed.json)
-    check "--seeds: seed $seed's p-value against its own baseline ($p)" \
-        grep -q "^collab,16,.*,\([0-9.;]*;\)\?$p\(;[0-9.]*\)\?," seeds/sweep.csv
+# each seed's p-value is its paired bootstrap against the baseline of the same seed, for the
+# best checkpoints and for the averages
+for kind in "" -avg2; do
+    for seed in 1 2; do
+        "$NMT" bleu valid.de -i seeds/{concat-32,collab-16}-seed$seed/test$kind.hyp \
+            --paired-bs -m bleu -f json > p$seed.json 2>/dev/null
+        p=$(/usr/bin/python3 -c "import json, sys
+print('%.4f' % json.load(open(sys.argv[1]))[1]['BLEU']['p_value'])" p$seed.json)
+        check "--seeds: seed $seed's p-value against its own baseline ($p, sweep$kind)" \
+            grep -q "^collab,16,.*,\([0-9.;]*;\)\?$p\(;[0-9.]*\)\?," seeds/sweep$kind.csv
+    done
+    check "--seeds: mean ± sd in sweep$kind.md" grep -q \
+        '^| collab | 16 | .* | [0-9.]* ± [0-9.]* | [0-9.]* ± [0-9.]* | 1: ' seeds/sweep$kind.md
 done
-check "--seeds: mean ± sd in the table" grep -q '^| collab | 16 | .* | [0-9.]* ± [0-9.]* | [0-9.]* ± [0-9.]* | 1: ' seeds/sweep.md
+# --average 2: the average of checkpoints 5 and 10 evaluated, with the run's last update
+"$NMT" average -o avg.ckpt seeds/collab-16-seed2/checkpoint.u{5,10} > /dev/null 2>&1
+"$NMT" eval -m avg.ckpt --src valid.en --ref valid.de -o avg.hyp > avg.json 2> /dev/null
+check "--average: the average of the last 2 checkpoints evaluated" \
+    cmp -s avg.hyp seeds/collab-16-seed2/test-avg2.hyp
+check "--average: its BLEU in sweep-avg2-seeds.csv" grep -q "^2,collab,16,[0-9]*,[0-9]*,$(
+    /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['bleu'])" avg.json)," \
+    seeds/sweep-avg2-seeds.csv
+check "--average: the run's last update in sweep-avg2.csv" \
+    test "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $1 == "collab" { print $c["last_update"] }' seeds/sweep-avg2.csv)" = 10
 if /usr/bin/python3 -c "import matplotlib" 2> /dev/null; then
     check "--seeds: the plot" test -s seeds/sweep.png
 fi
 NMT=$NMT bash "$sweep" "${args[@]}" --seeds 1,2 --out seeds > again.out 2>&1
 check "--seeds: finished runs are reused" test "$(grep -c ': done$' again.out)" -eq 4 -a \
     "$(grep -c 'training in' again.out)" -eq 0
+NMT=$NMT bash "$sweep" "${args[@]}" --seeds 1,2 --out seeds --average 2 > again.out 2>&1
+check "--average: evaluated averages are reused" \
+    test "$(grep -c 'evaluating the average' again.out)" -eq 0 -a -s seeds/sweep-avg2.md
+expect 2 "--average takes a number" bash "$sweep" "${args[@]}" --average 0
 expect 2 "--seeds takes integers" bash "$sweep" "${args[@]}" --seeds 1,x
 
 echo "$passed passed, $failed failed"
