@@ -73,10 +73,7 @@ close one.valid two.valid 1e-4 || fail "validation differs: $(paste one.valid tw
 (exec "$MPIRUN" -np 2 --bind-to none "$NMT" train -c cfg.yaml --set train.run_dir=k \
     --set train.max_updates=100000 > k1.out 2>&1) &  # exec: $! is mpirun
 pid=$!
-for _ in $(seq 1 600); do
-    if grep -q '"update":12,' k/train.jsonl 2>/dev/null; then break; fi
-    sleep 0.05
-done
+wait_for_update $pid k/train.jsonl 12 || fail "the run ended before update 12"
 kill -9 $pid 2>/dev/null || true
 wait $pid 2>/dev/null || true
 flock -w 60 k/lock true || fail "the ranks outlive mpirun"  # they go when mpirun has gone
@@ -115,10 +112,7 @@ grep -q "rank 1 of 2: its configuration differs from rank 0's (rank 0 -> this ra
 (exec "$MPIRUN" -np 2 --bind-to none "$NMT" train -c cfg.yaml --set train.run_dir=dead \
     --set train.max_updates=1000000 > dead.out 2>&1) &
 pid=$!
-for _ in $(seq 1 600); do
-    if grep -q '"update":3,' dead/train.jsonl 2>/dev/null; then break; fi
-    sleep 0.05
-done
+wait_for_update $pid dead/train.jsonl 3 || fail "the run ended before update 3"
 kill -9 "$(pgrep -P $pid | tail -1)" 2> /dev/null || true  # (unless the job already ended)
 status=0
 timeout 120 tail --pid=$pid -f /dev/null || fail "the job outlived a dead rank by 2 minutes"
@@ -129,10 +123,7 @@ wait $pid || status=$?
 (exec "$MPIRUN" -np 2 --bind-to none "$NMT" train -c cfg.yaml --set train.run_dir=hang \
     --set train.max_updates=1000000 --set train.dist_timeout=2 > hang.out 2>&1) &
 pid=$!
-for _ in $(seq 1 600); do
-    if grep -q '"update":3,' hang/train.jsonl 2>/dev/null; then break; fi
-    sleep 0.05
-done
+wait_for_update $pid hang/train.jsonl 3 || fail "the run ended before update 3"
 kill -STOP "$(pgrep -P $pid | tail -1)" 2> /dev/null || true
 timeout 120 tail --pid=$pid -f /dev/null || fail "the job outlived a hanging rank by 2 minutes"
 status=0

@@ -43,10 +43,7 @@ mv run b
 # C: kill -9 at a random point, then resumed
 "$NMT" train -c cfg.yaml > c1.out 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do
-    if grep -q '"update":15,' run/train.jsonl 2>/dev/null; then break; fi
-    sleep 0.05
-done
+wait_for_update $pid run/train.jsonl 15 || fail "the run ended before update 15"
 kill -9 $pid 2>/dev/null || true
 wait $pid 2>/dev/null || true
 "$NMT" train -c cfg.yaml > c2.out 2>&1 || { cat c2.out; fail "resume after kill -9"; }
@@ -108,10 +105,7 @@ cmp -s a.u30 ma.u30 || fail "resumed without its average, a run does not continu
 # resume
 "$NMT" train -c cfg.yaml --set train.max_updates=100000 > d.out 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do
-    if grep -q '"update":3,' run/train.jsonl 2>/dev/null; then break; fi
-    sleep 0.05
-done
+wait_for_update $pid run/train.jsonl 3 || fail "the run ended before update 3"
 kill -TERM $pid
 status=0
 wait $pid || status=$?

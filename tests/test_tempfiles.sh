@@ -90,21 +90,18 @@ mkfifo fifo.en
 config data-fifo run-fifo fifo.en valid.de > fifo.yaml
 "$NMT" prepare -c fifo.yaml > i.out 2>&1 &
 pid=$!
+# (the waits have no deadline of their own, ctest's timeout is the guard: a busy machine only
+# makes them longer)
 feed() {  # one pass of train.en through the FIFO, then wait until nmt has closed it
     cat train.en > fifo.en
-    for _ in $(seq 1 600); do
-        ls -l /proc/$pid/fd 2> /dev/null | grep -q fifo.en || return 0
-        sleep 0.05
-    done
-    fail "nmt prepare keeps fifo.en open"
+    while ls -l /proc/$pid/fd 2> /dev/null | grep -q fifo.en; do sleep 0.05; done
 }
 feed
 feed
-for _ in $(seq 1 1200); do
-    [ -e data-fifo/train.tok.tmp.$pid ] && break
+until [ -e data-fifo/train.tok.tmp.$pid ]; do
+    kill -0 $pid 2> /dev/null || fail "prepare ended before it encoded: $(tail -3 i.out)"
     sleep 0.05
 done
-[ -e data-fifo/train.tok.tmp.$pid ] || { kill $pid; fail "prepare did not start encoding: $(tail -3 i.out)"; }
 kill -TERM $pid
 set +e
 wait $pid
