@@ -11,6 +11,8 @@
 #                                 bootstrap mean and 95% interval and p-value against the
 #                                 baseline, the update of the evaluated (best) checkpoint and the
 #                                 training hours to it, training tokens/s, decoding sentences/s
+#                                 (sweep.csv also the run's validation BLEU at its best checkpoint
+#                                 and its last validation NLL)
 #   sweep.png                     BLEU against D~k for both modes, parameters on a second axis
 #                                 (needs Debian's python3-matplotlib; skipped with a note without)
 # --seeds trains every point once per seed (train.seed; runs OUT/MODE-DK-seedS) and reports per
@@ -24,10 +26,10 @@
 # sweep-avgN-seeds.csv, sweep-avgN.png, with the run's last update and hours in place of the best
 # checkpoint's (records eval-avgN.json and test-avgN.hyp; the average is RUN/average-lastN.ckpt).
 # A finished point's record is its eval.json, test.hyp and train.json (the best checkpoint's
-# update and training time, the run's updates and median tokens/s), in its run directory or, with
-# --results DIR, in DIR/RUN (about 100 KB each, small enough to commit): a point recorded there
-# is not trained again, so a long sweep goes on from its records on another machine, without
-# its run directories.
+# update, training time and validation BLEU and NLL, the run's updates, median tokens/s and last
+# validation), in its run directory or, with --results DIR, in DIR/RUN (about 100 KB each, small
+# enough to commit): a point recorded there is not trained again, so a long sweep goes on from
+# its records on another machine, without its run directories.
 # Paths are taken from the current directory. nmt is $NMT, else the one on PATH, else the
 # repository's build (built when missing).
 set -euo pipefail
@@ -44,7 +46,7 @@ while [ $# -gt 0 ]; do
         --seeds) seeds=$2; shift ;;
         --results) results=$2; shift ;;
         --average) average=$2; shift ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "sweep-dk.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -81,10 +83,13 @@ import json, statistics, sys
 log = [json.loads(line) for line in open(sys.argv[1])]
 timed = [r for r in log if r["type"] in ("train", "valid")]  # start/resume records have no time
 train = [r["tokens_per_s"] for r in timed if r["type"] == "train"]
-best = [r for r in timed if r["type"] == "valid" and r["best"]][-1]  # checkpoint.best's
+valid = [r for r in timed if r["type"] == "valid"]
+best = [r for r in valid if r["best"]][-1]  # checkpoint.best's
 print(json.dumps(dict(best_update=best["update"], best_elapsed_s=best["elapsed"],
                       updates=max(r["update"] for r in log), elapsed_s=timed[-1]["elapsed"],
-                      train_tok_s=statistics.median(train) if train else 0)))
+                      train_tok_s=statistics.median(train) if train else 0,
+                      best_valid_bleu=best.get("bleu"), best_valid_nll=best["nll"],
+                      last_valid_bleu=valid[-1].get("bleu"), last_valid_nll=valid[-1]["nll"])))
 PY
     mv "$2/train.json.part" "$2/train.json"
 }
@@ -169,9 +174,12 @@ for seed in seeds or [None]:
                          bs_ci=b["ci"], p_value=b["p_value"],
                          **{upd: tr["updates"] if kind else tr["best_update"],
                             hrs: (tr["elapsed_s"] if kind else tr["best_elapsed_s"]) / 3600},
-                         train_tok_s=tr["train_tok_s"], decode_sent_s=ev["sentences_per_s"]))
+                         train_tok_s=tr["train_tok_s"], decode_sent_s=ev["sentences_per_s"],
+                         # the run's validations (absent from records made before they were kept)
+                         best_valid_bleu=tr.get("best_valid_bleu"),
+                         last_valid_nll=tr.get("last_valid_nll")))
 cols = ["mode", "dk", "attention_params", "params", "bleu", "chrf", "bs_mean", "bs_ci", "p_value",
-        upd, hrs, "train_tok_s", "decode_sent_s"]
+        upd, hrs, "train_tok_s", "decode_sent_s", "best_valid_bleu", "last_valid_nll"]
 
 def table(ext):  # sweep.md, sweep-avgN.csv, ...
     return os.path.join(out, f"sweep{kind}{ext}")

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # test_sweep.sh NMT: scripts/sweep-dk.sh on tiny runs of 10 updates: without --seeds one run per
-# point and the table as before, with the update of the best checkpoint; with --results the
-# records kept apart with the tables beside them, enough to rebuild the table without the run
-# directories; with --seeds one run per point and seed (train.seed), per point the mean and
-# standard deviation over the seeds, the paired bootstrap of each seed against the baseline of
-# that seed, and finished runs reused when it runs again; with --average the same tables for each
-# run's average of its last checkpoints.
+# point and the table as before, with the update of the best checkpoint and the run's
+# validations; with --results the records kept apart with the tables beside them, enough to
+# rebuild the table without the run directories; with --seeds one run per point and seed
+# (train.seed), per point the mean and standard deviation over the seeds, the paired bootstrap of
+# each seed against the baseline of that seed, and finished runs reused when it runs again; with
+# --average the same tables for each run's average of its last checkpoints.
 set -uo pipefail
 NMT=$1
 sweep="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/sweep-dk.sh"
@@ -27,6 +27,14 @@ for run in concat-32 collab-16; do
     got=$(awk -F, -v m=$mode -v d=$dk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $1 == m && $2 == d { print $c["best_update"] }' one-rec/sweep.csv)
     check "without --seeds: $run's best checkpoint at update $got, the log's last best $want" \
+        test -n "$want" -a "$got" = "$want"
+    # the run's validations in the table: BLEU at the best checkpoint, the last NLL
+    want=$(/usr/bin/python3 -c "import json, sys
+v = [r for r in map(json.loads, open(sys.argv[1])) if r['type'] == 'valid']
+print([r for r in v if r['best']][-1]['bleu'], v[-1]['nll'])" one/$run/train.jsonl)
+    got=$(awk -F, -v m=$mode -v d=$dk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $1 == m && $2 == d { print $c["best_valid_bleu"], $c["last_valid_nll"] }' one-rec/sweep.csv)
+    check "without --seeds: $run's validation BLEU at its best and last NLL ($got, want $want)" \
         test -n "$want" -a "$got" = "$want"
     check "--results: $run's record kept apart" \
         test -f one-rec/$run/eval.json -a -f one-rec/$run/test.hyp -a -f one-rec/$run/train.json
