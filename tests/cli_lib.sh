@@ -23,15 +23,19 @@ check() {  # description command...: passes when the command succeeds
     shift
     if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what"; failed=$((failed + 1)); fi
 }
-# wait_for_update PID JSONL N: waits until the training log JSONL records update N; fails when
-# process PID has ended without it. No deadline of its own (ctest's timeout is the guard): a busy
+# wait_while_alive PID command...: waits until the command succeeds; fails when process PID has
+# ended and it still does not. No deadline of its own (ctest's timeout is the guard): a busy
 # machine only makes it wait longer.
-wait_for_update() {
-    until grep -q "\"update\":$3," "$2" 2> /dev/null; do
-        kill -0 "$1" 2> /dev/null || { grep -q "\"update\":$3," "$2" 2> /dev/null; return; }
+wait_while_alive() {
+    local pid=$1
+    shift
+    until "$@"; do
+        kill -0 "$pid" 2> /dev/null || { "$@"; return; }
         sleep 0.05
     done
 }
+# wait_for_update PID JSONL N: waits until the training log JSONL records update N (as above)
+wait_for_update() { wait_while_alive "$1" grep -qs "\"update\":$3," "$2"; }
 # A synthetic parallel corpus of made-up words, the target reversing the source: the first
 # $2 of $1 pairs in train.en/train.de, the rest in valid.en/valid.de.
 tiny_corpus() {

@@ -90,18 +90,15 @@ mkfifo fifo.en
 config data-fifo run-fifo fifo.en valid.de > fifo.yaml
 "$NMT" prepare -c fifo.yaml > i.out 2>&1 &
 pid=$!
-# (the waits have no deadline of their own, ctest's timeout is the guard: a busy machine only
-# makes them longer)
+# (no deadlines: ctest's timeout is the guard, a busy machine only makes the waits longer)
 feed() {  # one pass of train.en through the FIFO, then wait until nmt has closed it
     cat train.en > fifo.en
     while ls -l /proc/$pid/fd 2> /dev/null | grep -q fifo.en; do sleep 0.05; done
 }
 feed
 feed
-until [ -e data-fifo/train.tok.tmp.$pid ]; do
-    kill -0 $pid 2> /dev/null || fail "prepare ended before it encoded: $(tail -3 i.out)"
-    sleep 0.05
-done
+wait_while_alive $pid test -e data-fifo/train.tok.tmp.$pid ||
+    fail "prepare ended before it encoded: $(tail -3 i.out)"
 kill -TERM $pid
 set +e
 wait $pid
