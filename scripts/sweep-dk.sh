@@ -132,7 +132,9 @@ for seed in "${seed_list[@]}"; do
             evaluate "$run" "$run/average-last$average.ckpt" "$rec" "-avg$average"
         fi
     done
-    # the paired bootstrap of this seed's points against its baseline, per evaluated model
+    # the paired bootstrap of this seed's points against its baseline, per evaluated model (none
+    # for a baseline alone)
+    [ ${#points[@]} -gt 1 ] || continue
     for kind in "" ${average:+-avg$average}; do
         hyps=()
         for p in "${points[@]}"; do
@@ -160,9 +162,10 @@ def record(mode, dk, seed):
     return os.path.join(out, f"{mode}-{dk}" + (f"-seed{seed}" if seed else ""))
 
 rows = []  # one per point and seed
+no_bootstrap = dict(mean=None, ci=None, p_value=None)  # a baseline alone
 for seed in seeds or [None]:
     paired = json.load(open(os.path.join(out, f"paired{kind}" + (f"-seed{seed}" if seed else "") +
-                                         ".json")))
+                                         ".json"))) if len(points) > 1 else [dict(BLEU=no_bootstrap)]
     for i, p in enumerate(points):
         mode, dk = p.split(":")
         d = record(mode, dk, seed)
@@ -203,11 +206,12 @@ if not seeds:
                 "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             pv = "-" if r["p_value"] is None else f"{r['p_value']:.3f}"
+            bs = "-" if r["bs_mean"] is None else f"{r['bs_mean']:.2f} ± {r['bs_ci']:.2f}"
             f.write(f"| {r['mode']} | {r['dk']} | {r['attention_params']:,} | {r['params']:,} | "
-                    f"{r['bleu']:.2f} | {r['chrf']:.2f} | {r['bs_mean']:.2f} ± {r['bs_ci']:.2f} | {pv} | "
+                    f"{r['bleu']:.2f} | {r['chrf']:.2f} | {bs} | {pv} | "
                     f"{r[upd]} | {r[hrs]:.2f} | "
                     f"{r['train_tok_s']:.0f} | {r['decode_sent_s']:.1f} |\n")
-    points_rows = [dict(r, err=r["bs_ci"]) for r in rows]
+    points_rows = [dict(r, err=r["bs_ci"] or 0.0) for r in rows]
 else:
     write_csv("-seeds.csv", rows, ["seed"] + cols)
     summary = []

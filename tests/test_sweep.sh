@@ -13,9 +13,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"  # into a scratch directory
 
 tiny_corpus 200 170
 tiny_config
-args=(-c cfg.yaml --concat 32 --collab 16 --src valid.en --ref valid.de --set decode.beam=2
-      --set train.max_updates=10 --set train.save_freq=5 --set train.valid_freq=5
-      --set train.lr=0.003 --set train.warmup=5)
+common=(-c cfg.yaml --src valid.en --ref valid.de --set decode.beam=2 --set train.max_updates=10
+        --set train.save_freq=5 --set train.valid_freq=5 --set train.lr=0.003 --set train.warmup=5)
+args=("${common[@]}" --concat 32 --collab 16)
 NMT=$NMT bash "$sweep" "${args[@]}" --out one --results one-rec > one.out 2>&1 ||
     { cat one.out; echo "FAIL: sweep"; }
 check "without --seeds: one run per point" test -f one/concat-32/eval.json -a -f one/collab-16/eval.json
@@ -46,6 +46,12 @@ NMT=$NMT bash "$sweep" "${args[@]}" --out one --results one-rec > rec.out 2>&1 |
 check "--results: recorded points are not trained again" test "$(grep -c ': done$' rec.out)" -eq 2 -a \
     "$(grep -c 'training in' rec.out)" -eq 0
 check "--results: the same table from the records" cmp -s first.csv one-rec/sweep.csv
+# a baseline alone has no paired bootstrap; its table has the rest
+cp -r one-rec solo-rec
+NMT=$NMT bash "$sweep" "${common[@]}" --concat 32 --out one --results solo-rec > solo.out 2>&1 ||
+    { cat solo.out; echo "FAIL: sweep of a baseline alone"; }
+check "a baseline alone: its table without a bootstrap" \
+    grep -q '^| concat | 32 | .* | [0-9.]* | [0-9.]* | - | - | [0-9]* |' solo-rec/sweep.md
 expect 1 "is not here" \
     env NMT="$NMT" bash "$sweep" "${args[@]}" --out one --results one-rec --average 2
 
