@@ -99,6 +99,9 @@ static int edge_sizes(const Ukernel *u, Size *out) {
     // threaded, columns split: too few row tiles to split, a short C over three K blocks
     out[n++] = (Size){MR + 5, NC + NR + 5, KC + 1};
     out[n++] = (Size){4 * MR + 1, NC + NR + 1, 2 * KC + 1};
+    // threaded, rows split with each thread alone: a short C no wider than tall over three K
+    // blocks (the weight gradient of a square weight)
+    out[n++] = (Size){8 * NR + 3, 8 * NR + 1, 2 * KC + 1};
     return n;
 }
 

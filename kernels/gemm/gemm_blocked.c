@@ -381,6 +381,24 @@ static void serial_product(const Product *g) {
     }
 }
 
+/* Part `part` of `parts` of the product, by near-equal numbers of MR row tiles or NR column
+ * panels, computed by this thread alone. */
+static void product_part_alone(const Product *g, bool by_rows, int part, int parts) {
+    const Ukernel *uk = g->uk;
+    const int unit = by_rows ? uk->MR : uk->NR, n = by_rows ? g->M : g->N, units = div_up(n, unit);
+    const int i0 = min_i(n, units * part / parts * unit);
+    const int i1 = min_i(n, units * (part + 1) / parts * unit);
+    if (i1 <= i0) return;
+    Product p = *g;
+    if (by_rows) {
+        p.M = i1 - i0, p.A = a_at(g, i0, 0), p.C = g->C + (size_t)i0 * g->ldc;
+    } else {
+        p.N = i1 - i0, p.B = b_at(g, 0, i0), p.C = g->C + i0, p.packed_j0 = g->packed_j0 + i0;
+    }
+    Work w = work_make(&p, 1);
+    packed_product(&p, &w);
+}
+
 static void parallel_product(const Product *g) {
     const Ukernel *uk = g->uk;
     const int M = g->M, N = g->N;
@@ -390,27 +408,19 @@ static void parallel_product(const Product *g) {
         return;
     }
     // Short C over a long K (weight gradients: a few hundred rows, K the batch's tokens) is split
-    // by columns when every thread gets several NR panels: each packs all of A, a small cost,
-    // and then runs alone, where sharing would meet at every K block.
+    // between threads that then run alone, where sharing would meet at every K block: by columns
+    // (each thread packs all of A, a transpose in a weight gradient), or, with kernels where that
+    // measured slower, by rows when B is no wider than A is tall (each packs all of B, a copy).
+    // So is a C of too few row tiles, by columns.
     bool short_c = M <= GEMM_SHORT_C_ROWS && k_blocks(g) > 1 && div_up(N, uk->NR) >= 4 * nt;
     if (div_up(M, uk->MR) >= 2 * nt && !short_c) {
         Work w = work_make(g, nt);
 #pragma omp parallel num_threads(nt)
         packed_product(g, &w);
-    } else {  // C is short: split its columns in NR panels, each thread on its own
+    } else {
+        bool by_rows = short_c && uk->short_c_rows && N <= M;
 #pragma omp parallel num_threads(nt)
-        {
-            int tid = omp_get_thread_num(), nth = omp_get_num_threads(), panels = div_up(N, uk->NR);
-            int j0 = min_i(N, panels * tid / nth * uk->NR);
-            int j1 = min_i(N, panels * (tid + 1) / nth * uk->NR);
-            Product part = *g;
-            part.N = j1 - j0, part.B = b_at(g, 0, j0), part.C = g->C + j0;
-            part.packed_j0 = g->packed_j0 + j0;
-            if (j1 > j0) {
-                Work w = work_make(&part, 1);
-                packed_product(&part, &w);
-            }
-        }
+        product_part_alone(g, by_rows, omp_get_thread_num(), omp_get_num_threads());
     }
 }
 

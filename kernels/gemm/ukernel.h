@@ -75,6 +75,7 @@ typedef struct Ukernel {
     int MR_strided;   // rows the strided entry takes at most (>= MR)
     int KB;           // k block of the packed A layout
     int MC, KC, NC;   // cache blocking: A panel MC x KC (L3), B block KC x NC (L2)
+    bool short_c_rows;  // threads split a short C no wider than tall by rows, else by columns
     UkernelFn packed;   // A and B packed (rsa, csa, rsb unused)
     UkernelFn strided;  // A through any strides, B rows through rsb (only n columns read)
                         // (both take pf = NULL for no prefetching)

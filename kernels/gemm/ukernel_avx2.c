@@ -186,5 +186,5 @@ static void pack_b_16(const Ukernel *uk, int kc, int nc, const float *b, long ld
     }
 }
 
-const Ukernel ukernel_avx2 = {"avx2 6x16", MR, NR, MR, KB, 4096, 256, 256,
+const Ukernel ukernel_avx2 = {"avx2 6x16", MR, NR, MR, KB, 4096, 256, 256, false,
                               packed_entry, strided_entry, pack_a, pack_b_16};

@@ -41,5 +41,5 @@ static void strided_4x16(int k, const float *a, long rsa, long csa, const float 
     tile(m, n, k, a, rsa, csa, b, rsb, c, ldc, m, n, alpha, beta, pf);
 }
 
-const Ukernel ukernel_portable = {"portable 4x16", MR, NR, MR, 1, 4096, 256, 512,
+const Ukernel ukernel_portable = {"portable 4x16", MR, NR, MR, 1, 4096, 256, 512, false,
                                   packed_4x16, strided_4x16, pack_a_scalar, pack_b_scalar};
