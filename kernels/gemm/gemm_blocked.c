@@ -15,7 +15,8 @@
  * Threads split the rows of C: they claim B micro-panels to pack and chunks of row tiles to
  * compute through shared counters, and wait only for claimed work still unfinished, never for a
  * thread's arrival (see packed_product); when C has few rows (too few row tiles, or a weight
- * gradient's short C over a long K) they split its columns and run independently.
+ * gradient's short C over a long K) they split it and run independently: its columns, or, for a
+ * short C no wider than tall and kernels that prefer it (Ukernel.short_c_rows), its rows.
  * Small products (attention-sized) take no threads and no packing of A, and pack B only to
  * transpose it: the micro-kernel reads the operands through their strides.
  * A B operand packed once (gemm_pack_b) holds every K block's micro-panels over all of N, in the
@@ -411,7 +412,7 @@ static void parallel_product(const Product *g) {
     // between threads that then run alone, where sharing would meet at every K block: by columns
     // (each thread packs all of A, a transpose in a weight gradient), or, with kernels where that
     // measured slower, by rows when B is no wider than A is tall (each packs all of B, a copy).
-    // So is a C of too few row tiles, by columns.
+    // A C of too few row tiles to share is split by columns too.
     bool short_c = M <= GEMM_SHORT_C_ROWS && k_blocks(g) > 1 && div_up(N, uk->NR) >= 4 * nt;
     if (div_up(M, uk->MR) >= 2 * nt && !short_c) {
         Work w = work_make(g, nt);
