@@ -372,8 +372,8 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
 }
 
 /* The core's backward from d_o (B, Tq, D): o (B, Tq, D) recomputed, and dq, dk, dv, dcs and the
- * per-sentence parameter gradients accumulated. One task per sentence: its heads share the
- * sentence's rows of dq and dk in collab. */
+ * per-sentence parameter gradients written. One task per sentence: it zeroes the sentence's rows
+ * of them, then its heads add into them (in collab they share the rows of dq and dk). */
 static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, const AttnWork *w,
                           AttnMask mask, int B, int Tq, int Tk) {
     const AttnDims *d = &a->d;
@@ -387,6 +387,10 @@ static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, 
         CoreTiles t = thread_tiles(&cw, d, Tq, Tk);
         float *sent = cw.sent + (size_t)b * sf;
         memset(sent, 0, sizeof(float) * sf);
+        memset(w->dq + (size_t)b * Tq * W, 0, sizeof(float) * Tq * W);
+        memset(w->dk + (size_t)b * Tk * W, 0, sizeof(float) * Tk * W);
+        memset(w->dv + (size_t)b * Tk * D, 0, sizeof(float) * Tk * D);
+        memset(w->dcs + (size_t)b * Tk * H, 0, sizeof(float) * Tk * H);
         const float *qb = s->q + (size_t)b * Tq * W;  // (Tq, W)
         for (int h = 0; h < H; h++) {
             int col, width;
@@ -457,13 +461,9 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
     const AttnDims *d = &a->d;
     const AttnParams *p = &a->p;
     const AttnParams *g = &a->g;
-    const int H = d->H, D = d->D, W = d->W;
+    const int D = d->D, W = d->W;
     AttnWork w;
     work_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
-    memset(w.dq, 0, sizeof(float) * B * Tq * W);
-    memset(w.dk, 0, sizeof(float) * B * Tk * W);
-    memset(w.dv, 0, sizeof(float) * B * Tk * D);
-    memset(w.dcs, 0, sizeof(float) * B * Tk * H);
     // out = o W_o^T + b_o: d_o = dout W_o now; dW_o once the core has recomputed o
     c->gemm->sgemm(false, false, B * Tq, D, D, 1.0f, dout, D, p->w_o, D, 0.0f, w.d_o, D);
     double t0 = now_seconds();

@@ -388,8 +388,7 @@ static void sublayer_backward(Model *m, const Ctx *c, Sublayer *s, float *dx, co
             memset(dx, 0, sizeof(float) * n);
             layernorm_backward(dx, s->dln.g, s->dln.b, d_out, s->saved, s->mean, s->rstd, s->ln.g, N, D);
         }
-        memset(df, 0, sizeof(float) * n);
-        dropout_backward(df, dx, n, mask);
+        dropout_apply(df, dx, n, mask);
     });
     if (!m->pre_norm) {  // f's input is x itself
         branch_backward(m, c, s, dx, df, x, b, dec);
@@ -457,7 +456,7 @@ static float *stack_backward(Model *m, const Ctx *c, Sublayer *sub, int n, const
 static void embed(Model *m, const Ctx *c, float *x, const int32_t *tok, int B, int T, int site) {
     TIMED(m, PHASE_EMBED, {
         embedding_forward(x, tok, m->emb, m->pe, B, T, m->D, sqrtf((float)m->D), 0);
-        dropout_apply(x, (long)B * T * m->D, dropout_make(c, m->dropout, site));
+        dropout_apply(x, x, (long)B * T * m->D, dropout_make(c, m->dropout, site));
     });
 }
 
@@ -465,8 +464,7 @@ static void embed_backward(Model *m, const Ctx *c, const float *dx, const int32_
                            int site) {
     TIMED(m, PHASE_EMBED, {
         float *d = m->w.f;  // through the embedding dropout
-        memset(d, 0, sizeof(float) * N * m->D);
-        dropout_backward(d, dx, (long)N * m->D, dropout_make(c, m->dropout, site));
+        dropout_apply(d, dx, (long)N * m->D, dropout_make(c, m->dropout, site));
         embedding_backward(m->demb, d, tok, N, m->D, sqrtf((float)m->D));
     });
 }

@@ -134,25 +134,16 @@ static int chunk_factors(float *factor, long c0, long n, const Dropout *d) {
     return m;
 }
 
-void dropout_apply(float *x, long n, Dropout d) {
-    if (!d.key) return;
-#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK)
-        dropout_mul(x + c0, x + c0, dropout_chunk_len(c0, n), (uint64_t)c0, &d);
-}
-
-void dropout_backward(float *dx, const float *dy, long n, Dropout d) {
+void dropout_apply(float *out, const float *x, long n, Dropout d) {
     if (!d.key) {
+        if (out == x) return;
 #pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
-        for (long e = 0; e < n; e++) dx[e] += dy[e];
+        for (long e = 0; e < n; e++) out[e] = x[e];
         return;
     }
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
-        float factor[DROPOUT_CHUNK];
-        int m = chunk_factors(factor, c0, n, &d);
-        for (int e = 0; e < m; e++) dx[c0 + e] += dy[c0 + e] * factor[e];
-    }
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK)
+        dropout_mul(out + c0, x + c0, dropout_chunk_len(c0, n), (uint64_t)c0, &d);
 }
 
 void residual_forward(float *out, const float *x, const float *f, long n, Dropout d) {

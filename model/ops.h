@@ -99,10 +99,9 @@ void layernorm_apply(float *y, const float *x, const float *mean, const float *r
 void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x,
                         const float *mean, const float *rstd, const float *g, int N, int D);
 
-/* In place: x *= mask (dropout's forward and its gradient are the same map). */
-void dropout_apply(float *x, long n, Dropout d);
-/* dx += dy * mask */
-void dropout_backward(float *dx, const float *dy, long n, Dropout d);
+/* out = x * mask, out == x allowed: dropout's forward, and its backward (the same map; the
+ * gradient is written, not added). */
+void dropout_apply(float *out, const float *x, long n, Dropout d);
 
 /* out = x + dropout(f) */
 void residual_forward(float *out, const float *x, const float *f, long n, Dropout d);

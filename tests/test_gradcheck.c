@@ -332,7 +332,7 @@ static void check_dropout_rate(void) {
         float p = 0.1f + 0.2f * site;
         Ctx c = {.seed = 9, .step = (uint64_t)site, .train = true};
         for (long i = 0; i < n; i++) x[i] = 1.0f;
-        dropout_apply(x, n, dropout_make(&c, p, site));
+        dropout_apply(x, x, n, dropout_make(&c, p, site));
         long zeros = 0;
         double sum = 0;
         for (long i = 0; i < n; i++) zeros += x[i] == 0.0f, sum += x[i];
@@ -369,9 +369,15 @@ static void check_dropout_mul(void) {
     dropout_mul(out, x, N, 3, &d);
     for (int e = 0; e < N; e++) wrong += out[e] != x[e] * factor_of(&d, 3 + e);
     memcpy(out, x, sizeof(float) * N);
-    dropout_apply(out, N, d);
+    dropout_apply(out, out, N, d);  // in place, as the forward
+    for (int e = 0; e < N; e++) wrong += out[e] != x[e] * factor_of(&d, e);
+    memset(out, 0xFF, sizeof(float) * N);
+    dropout_apply(out, x, N, d);  // written elsewhere, as the backward
     for (int e = 0; e < N; e++) wrong += out[e] != x[e] * factor_of(&d, e);
     EXPECT(wrong == 0, "dropout_mul and dropout_apply differ from the mask in %ld elements", wrong);
+    memset(out, 0xFF, sizeof(float) * N);
+    dropout_apply(out, x, N, (Dropout){0, 0, 1.0f});  // off: a copy
+    EXPECT(memcmp(out, x, sizeof(float) * N) == 0, "dropout_apply without a mask does not copy");
     free(x), free(out);
 }
 
