@@ -456,8 +456,8 @@ void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *ou
 }
 
 void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, float *dxq,
-                        float *dxkv, const float *dout, const float *xq, const float *xkv,
-                        AttnMask mask, int B, int Tq, int Tk, float *work) {
+                        float beta_q, float *dxkv, const float *dout, const float *xq,
+                        const float *xkv, AttnMask mask, int B, int Tq, int Tk, float *work) {
     const AttnDims *d = &a->d;
     const AttnParams *p = &a->p;
     const AttnParams *g = &a->g;
@@ -471,9 +471,9 @@ void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, fl
     core_clock(a, t0);
     c->gemm->sgemm(true, false, D, D, B * Tq, 1.0f, dout, D, w.o, D, 1.0f, g->w_o, D);
     colsum_add(g->b_o, dout, B * Tq, D);
+    linear_backward(c, dxq, beta_q, g->w_q, g->b_q, w.dq, xq, p->w_q, B * Tq, D, W);
     if (a->impl->kv_extra_backward)
         a->impl->kv_extra_backward(c, d, p, &a->g, dxkv, w.dcs, xkv, B * Tk);
-    linear_backward(c, dxq, g->w_q, g->b_q, w.dq, xq, p->w_q, B * Tq, D, W);
-    linear_backward(c, dxkv, g->w_k, g->b_k, w.dk, xkv, p->w_k, B * Tk, D, W);
-    linear_backward(c, dxkv, g->w_v, g->b_v, w.dv, xkv, p->w_v, B * Tk, D, D);
+    linear_backward(c, dxkv, 1.0f, g->w_k, g->b_k, w.dk, xkv, p->w_k, B * Tk, D, W);
+    linear_backward(c, dxkv, 1.0f, g->w_v, g->b_v, w.dv, xkv, p->w_v, B * Tk, D, D);
 }

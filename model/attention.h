@@ -134,8 +134,10 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
 void attention_forward(const Ctx *c, const Attention *a, AttnCache *s, float *out,
                        const float *xq, const float *xkv, AttnMask mask, int B, int Tq, int Tk,
                        float *work);
+/* dxq(B,Tq,D) = beta_q * dxq + the queries' gradient; then dxkv(B,Tk,D) += the keys' and values'
+ * (dxkv may be dxq) */
 void attention_backward(const Ctx *c, const Attention *a, const AttnCache *s, float *dxq,
-                        float *dxkv, const float *dout, const float *xq, const float *xkv,
-                        AttnMask mask, int B, int Tq, int Tk, float *work);
+                        float beta_q, float *dxkv, const float *dout, const float *xq,
+                        const float *xkv, AttnMask mask, int B, int Tq, int Tk, float *work);
 
 #endif

@@ -54,7 +54,7 @@ static void collab_kv_extra_forward(const Ctx *c, const AttnDims *d, const AttnP
 static void collab_kv_extra_backward(const Ctx *c, const AttnDims *d, const AttnParams *p,
                                      const AttnParams *g, float *dxkv, const float *dcs,
                                      const float *xkv, int Nk) {
-    if (p->u) linear_backward(c, dxkv, g->u, NULL, dcs, xkv, p->u, Nk, d->D, d->H);
+    if (p->u) linear_backward(c, dxkv, 1.0f, g->u, NULL, dcs, xkv, p->u, Nk, d->D, d->H);
 }
 
 /* The content score of a key, y U^T: (1, D) x (D, H). */

@@ -10,8 +10,8 @@ void ffn_forward(const Ctx *c, const FfnParams *p, float *pre, float *h, float *
     linear_forward(c, y, h, p->w_2, p->b_2, N, F, D);
 }
 
-void ffn_backward(const Ctx *c, const FfnParams *p, const FfnParams *g, float *dx, float *h,
-                  const float *dy, const float *pre, const float *x, int N, int D, int F,
+void ffn_backward(const Ctx *c, const FfnParams *p, const FfnParams *g, float *dx, float beta_dx,
+                  float *h, const float *dy, const float *pre, const float *x, int N, int D, int F,
                   float dropout, int site) {
     Dropout mask = dropout_make(c, dropout, site);
     relu_dropout_forward(h, pre, (long)N * F, mask);  // regenerate the hidden layer
@@ -20,5 +20,5 @@ void ffn_backward(const Ctx *c, const FfnParams *p, const FfnParams *g, float *d
     colsum_add(g->b_2, dy, N, D);
     c->gemm->sgemm(false, false, N, F, D, 1.0f, dy, D, p->w_2, F, 0.0f, h, F);
     relu_dropout_backward(h, pre, (long)N * F, mask);  // h := d(pre-activation)
-    linear_backward(c, dx, g->w_1, g->b_1, h, x, p->w_1, N, D, F);
+    linear_backward(c, dx, beta_dx, g->w_1, g->b_1, h, x, p->w_1, N, D, F);
 }

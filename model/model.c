@@ -315,20 +315,20 @@ static void branch_forward(Model *m, const Ctx *c, Sublayer *s, float *f, const 
     m->seconds[PHASE_ATTENTION] -= m->seconds[PHASE_ATTN_CORE] - core0;
 }
 
-/* dfin += the branch's input gradient from df; cross-attention also adds into d_enc. */
-static void branch_backward(Model *m, const Ctx *c, Sublayer *s, float *dfin, const float *df,
-                            const float *fin, const ModelBatch *b, bool dec) {
+/* dfin = beta * dfin + the branch's input gradient from df; cross-attention adds into d_enc. */
+static void branch_backward(Model *m, const Ctx *c, Sublayer *s, float *dfin, float beta,
+                            const float *df, const float *fin, const ModelBatch *b, bool dec) {
     const int Tq = dec ? b->T : b->S, N = b->B * Tq;
     if (s->kind == SUB_FFN) {
         TIMED(m, PHASE_FFN,
-              ffn_backward(c, s->ffn, s->dffn, dfin, m->w.h, df, s->ffn_pre, fin, N, m->D, m->F,
-                           m->ffn_dropout, s->site));
+              ffn_backward(c, s->ffn, s->dffn, dfin, beta, m->w.h, df, s->ffn_pre, fin, N, m->D,
+                           m->F, m->ffn_dropout, s->site));
         return;
     }
     bool cross = s->kind == SUB_CROSS_ATTN;
     double core0 = attn_core_clock(m, s);
     TIMED(m, PHASE_ATTENTION,
-          attention_backward(c, s->attn, &s->cache, dfin, cross ? m->w.d_enc : dfin, df, fin,
+          attention_backward(c, s->attn, &s->cache, dfin, beta, cross ? m->w.d_enc : dfin, df, fin,
                              cross ? m->enc_out : fin, sub_mask(s, b), b->B, Tq,
                              cross ? b->S : Tq, m->w.big));
     m->seconds[PHASE_ATTENTION] -= m->seconds[PHASE_ATTN_CORE] - core0;
@@ -380,28 +380,24 @@ static void sublayer_backward(Model *m, const Ctx *c, Sublayer *s, float *dx, co
     const long n = (long)N * D;
     Dropout mask = dropout_make(c, m->dropout, s->site + 1);
     float *df = m->w.f;
-    // residual and LayerNorm on the output side
-    TIMED(m, PHASE_NORM, {
-        if (m->pre_norm) {
-            memcpy(dx, d_out, sizeof(float) * n);
-        } else {
-            memset(dx, 0, sizeof(float) * n);
-            layernorm_backward(dx, s->dln.g, s->dln.b, d_out, s->saved, s->mean, s->rstd, s->ln.g, N, D);
-        }
-        dropout_apply(df, dx, n, mask);
-    });
-    if (!m->pre_norm) {  // f's input is x itself
-        branch_backward(m, c, s, dx, df, x, b, dec);
+    if (!m->pre_norm) {  // out = LN(x + drop(f(x))): dx = the LayerNorm's gradient, then f's added
+        TIMED(m, PHASE_NORM, {
+            layernorm_backward(dx, s->dln.g, s->dln.b, d_out, NULL, s->saved, s->mean, s->rstd,
+                               s->ln.g, N, D);
+            dropout_apply(df, dx, n, mask);
+        });
+        branch_backward(m, c, s, dx, 1.0f, df, x, b, dec);
         return;
     }
-    // pre-LN: f's input is LN(x), recomputed; its gradient goes back through the LayerNorm
+    // pre-LN: out = x + drop(f(LN(x))), LN(x) recomputed; dx = d_out + the gradient through LN
     TIMED(m, PHASE_NORM, {
+        dropout_apply(df, d_out, n, mask);
         layernorm_apply(m->w.fin, x, s->mean, s->rstd, s->ln.g, s->ln.b, N, D);
-        memset(m->w.dfin, 0, sizeof(float) * n);
     });
-    branch_backward(m, c, s, m->w.dfin, df, m->w.fin, b, dec);
+    branch_backward(m, c, s, m->w.dfin, 0.0f, df, m->w.fin, b, dec);
     TIMED(m, PHASE_NORM,
-          layernorm_backward(dx, s->dln.g, s->dln.b, m->w.dfin, x, s->mean, s->rstd, s->ln.g, N, D));
+          layernorm_backward(dx, s->dln.g, s->dln.b, m->w.dfin, d_out, x, s->mean, s->rstd,
+                             s->ln.g, N, D));
 }
 
 /* Runs a stack from x0; its output (after the final LayerNorm when pre-LN) goes to out. */
@@ -432,11 +428,9 @@ static float *stack_backward(Model *m, const Ctx *c, Sublayer *sub, int n, const
     float *d = d_out == m->w.d_a ? m->w.d_b : m->w.d_a, *spare, *t;
     if (m->pre_norm) {  // the final LayerNorm, over the last sublayer's output
         const float *last = n ? sub[n - 1].saved : x0;
-        TIMED(m, PHASE_NORM, {
-            memset(d, 0, sizeof(float) * N * m->D);
-            layernorm_backward(d, dfinal_ln->g, dfinal_ln->b, d_out, last, stats, stats + N,
-                               final_ln->g, N, m->D);
-        });
+        TIMED(m, PHASE_NORM,
+              layernorm_backward(d, dfinal_ln->g, dfinal_ln->b, d_out, NULL, last, stats,
+                                 stats + N, final_ln->g, N, m->D));
         grads_done(m, final_span);
     } else {
         memcpy(d, d_out, sizeof(float) * N * m->D);

@@ -42,9 +42,9 @@ void linear_forward(const Ctx *c, float *y, const float *x, const float *w, cons
     }
 }
 
-void linear_backward(const Ctx *c, float *dx, float *dw, float *db, const float *dy,
-                     const float *x, const float *w, int N, int in, int out) {
-    if (dx) c->gemm->sgemm(false, false, N, in, out, 1.0f, dy, out, w, in, 1.0f, dx, in);
+void linear_backward(const Ctx *c, float *dx, float beta_dx, float *dw, float *db,
+                     const float *dy, const float *x, const float *w, int N, int in, int out) {
+    if (dx) c->gemm->sgemm(false, false, N, in, out, 1.0f, dy, out, w, in, beta_dx, dx, in);
     c->gemm->sgemm(true, false, out, in, N, 1.0f, dy, out, x, in, 1.0f, dw, in);
     if (db) colsum_add(db, dy, N, out);
 }
@@ -90,13 +90,15 @@ void layernorm_apply(float *y, const float *x, const float *mean, const float *r
     }
 }
 
-void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x,
-                        const float *mean, const float *rstd, const float *g, int N, int D) {
-    // dx = rstd * (dy*g - mean(dy*g) - xhat * mean(dy*g*xhat))
+void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *res,
+                        const float *x, const float *mean, const float *rstd, const float *g,
+                        int N, int D) {
+    // dx = res + rstd * (dy*g - mean(dy*g) - xhat * mean(dy*g*xhat))
 #pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
     for (int i = 0; i < N; i++) {
         const float *dyi = dy + (long)i * D, *xi = x + (long)i * D;
         float *dxi = dx + (long)i * D;
+        const float *resi = res ? res + (long)i * D : NULL;
         float m = mean[i], r = rstd[i];
         double sum_dyg = 0.0, sum_dyg_xhat = 0.0;
 #pragma omp simd reduction(+ : sum_dyg, sum_dyg_xhat)
@@ -108,7 +110,7 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
         float a = (float)(sum_dyg / D), bb = (float)(sum_dyg_xhat / D);
         for (int j = 0; j < D; j++) {
             float xhat = (xi[j] - m) * r;
-            dxi[j] += r * (dyi[j] * g[j] - a - xhat * bb);
+            dxi[j] = (resi ? resi[j] : 0.0f) + r * (dyi[j] * g[j] - a - xhat * bb);
         }
     }
 #pragma omp parallel if ((long)N * D >= OMP_MIN_WORK)

@@ -83,9 +83,10 @@ static inline void dropout_mul(float *out, const float *x, int n, uint64_t first
 /* y(N,out) = x(N,in) W^T + b */
 void linear_forward(const Ctx *c, float *y, const float *x, const float *w, const float *b, int N,
                     int in, int out);
-/* dx(N,in) += dy W ; dw(out,in) += dy^T x ; db(out) += column sums of dy (dx, db may be NULL) */
-void linear_backward(const Ctx *c, float *dx, float *dw, float *db, const float *dy,
-                     const float *x, const float *w, int N, int in, int out);
+/* dx(N,in) = beta_dx * dx + dy W ; dw(out,in) += dy^T x ; db(out) += column sums of dy
+ * (dx, db may be NULL) */
+void linear_backward(const Ctx *c, float *dx, float beta_dx, float *dw, float *db,
+                     const float *dy, const float *x, const float *w, int N, int in, int out);
 
 /* db(D) += column sums of x(N, D), each column summed over rows in order. */
 void colsum_add(float *db, const float *x, int N, int D);
@@ -96,8 +97,11 @@ void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const
 /* y = (x - mean) * rstd * g + b with saved statistics: recomputes a forward output exactly. */
 void layernorm_apply(float *y, const float *x, const float *mean, const float *rstd,
                      const float *g, const float *b, int N, int D);
-void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x,
-                        const float *mean, const float *rstd, const float *g, int N, int D);
+/* dx (written) = res + the gradient through the LayerNorm of dy; res (N, D) may be NULL (zero),
+ * dx != res. dg, db (D) += the parameters' gradients. */
+void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *res,
+                        const float *x, const float *mean, const float *rstd, const float *g,
+                        int N, int D);
 
 /* out = x * mask, out == x allowed: dropout's forward, and its backward (the same map; the
  * gradient is written, not added). */

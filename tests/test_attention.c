@@ -97,8 +97,8 @@ static void check_equivalence(const char *gemm_name, bool self, bool causal, dou
         Side *x = sides[s];
         const float *kv = self ? xq : xkv;
         attention_forward(&c, &x->a, &x->cache, x->out, xq, kv, mask, B, Tq, Tk, x->work);
-        attention_backward(&c, &x->a, &x->cache, x->dxq, self ? x->dxq : x->dxkv, dout, xq, kv,
-                           mask, B, Tq, Tk, x->work);
+        attention_backward(&c, &x->a, &x->cache, x->dxq, 0.0f, self ? x->dxq : x->dxkv, dout,
+                           xq, kv, mask, B, Tq, Tk, x->work);
     }
     char label[96];
     snprintf(label, sizeof label, "%s %s%s", gemm_name, self ? "self" : "cross", causal ? " causal" : "");

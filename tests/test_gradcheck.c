@@ -3,6 +3,8 @@
  * attention implementations in self (padded, causal) and cross form with and without dropout
  * (also at sizes that span several of the fused core's row blocks and column tiles), and the
  * whole tiny model in both attention modes and both norm orders. */
+#include <float.h>
+#include <math.h>
 #include <omp.h>
 #include <string.h>
 
@@ -17,6 +19,13 @@ static const GemmImpl *gemm;
 static float *randv(long n, float scale, Rng *r) {
     float *x = malloc(sizeof(float) * n);
     fill_uniform(x, n, scale, r);
+    return x;
+}
+
+/* (n) NaN everywhere: a gradient buffer that the backward must write, not add to. */
+static float *unset(long n) {
+    float *x = malloc(sizeof(float) * n);
+    memset(x, 0xFF, sizeof(float) * n);
     return x;
 }
 
@@ -38,13 +47,21 @@ static void check_layernorm(void) {
     t.g = randv(t.D, 0.5f, &r), t.b = randv(t.D, 1, &r);
     for (int j = 0; j < t.D; j++) t.g[j] += 1.0f;
     t.mean = randv(t.N, 0, &r), t.rstd = randv(t.N, 0, &r);
-    float *dx = calloc(n, 4), *dg = calloc(t.D, 4), *db = calloc(t.D, 4);
+    float *dx = unset(n), *dg = calloc(t.D, 4), *db = calloc(t.D, 4);  // (N, D), (D), (D)
     ln_f(&t);
-    layernorm_backward(dx, dg, db, t.R, t.x, t.mean, t.rstd, t.g, t.N, t.D);
+    layernorm_backward(dx, dg, db, t.R, NULL, t.x, t.mean, t.rstd, t.g, t.N, t.D);
     GcTensor ts[] = {{"x", t.x, dx, n}, {"g", t.g, dg, t.D}, {"b", t.b, db, t.D}};
     gradcheck("layernorm", ln_f, NULL, &t, ts, 3, (GcOptions){1e-2f, 60, 1e-2, 1e-3, 1e-5});
+    // with a residual gradient: dx = res + the same gradient (rounded once or twice: FMA)
+    float *res = randv(n, 1, &r), *dx_res = unset(n);  // (N, D), (N, D)
+    layernorm_backward(dx_res, dg, db, t.R, res, t.x, t.mean, t.rstd, t.g, t.N, t.D);
+    long wrong = 0;
+    for (long i = 0; i < n; i++)
+        wrong += !(fabsf(dx_res[i] - (res[i] + dx[i])) <=
+                   2 * FLT_EPSILON * (fabsf(res[i]) + fabsf(dx[i])));
+    EXPECT(wrong == 0, "layernorm_backward with a residual gradient: %ld of %ld differ", wrong, n);
     free(t.x), free(t.R), free(t.y), free(t.g), free(t.b), free(t.mean), free(t.rstd);
-    free(dx), free(dg), free(db);
+    free(dx), free(dg), free(db), free(res), free(dx_res);
 }
 
 /* ---------------------------------------------------------------- embedding */
@@ -162,9 +179,9 @@ static void check_ffn(void) {
     FfnParams g = {calloc(t.F * t.D, 4), calloc(t.F, 4), calloc(t.D * t.F, 4), calloc(t.D, 4)};
     t.x = randv(nd, 1, &r), t.R = randv(nd, 1, &r), t.y = randv(nd, 0, &r);
     t.pre = randv(nf, 0, &r), t.h = randv(nf, 0, &r);
-    float *dx = calloc(nd, 4), *h2 = malloc(4 * nf);
+    float *dx = unset(nd), *h2 = malloc(4 * nf);  // (N, D) written, (N, F)
     ffn_f(&t);
-    ffn_backward(&t.c, &t.p, &g, dx, h2, t.R, t.pre, t.x, t.N, t.D, t.F, 0.3f, 7);
+    ffn_backward(&t.c, &t.p, &g, dx, 0.0f, h2, t.R, t.pre, t.x, t.N, t.D, t.F, 0.3f, 7);
     GcTensor ts[] = {{"x", t.x, dx, nd},          {"w_1", t.p.w_1, g.w_1, (long)t.F * t.D},
                      {"b_1", t.p.b_1, g.b_1, t.F}, {"w_2", t.p.w_2, g.w_2, (long)t.D * t.F},
                      {"b_2", t.p.b_2, g.b_2, t.D}};
@@ -234,10 +251,10 @@ static void check_attention(AttnSpec s, double fd_floor) {
     arena_init(&t.arena, measure.peak);
     attention_cache_alloc(&t.cache, &t.arena, &d, s.B, s.Tq, s.Tk);
     t.work = aligned_alloc_zeroed(sizeof(float) * attention_work_floats(&t.a, s.B, s.Tq, s.Tk, omp_get_max_threads()));
-    float *dxq = calloc(nq, 4), *dxkv = calloc(nk, 4);
+    float *dxq = unset(nq), *dxkv = calloc(nk, 4);  // (B, Tq, D) written, (B, Tk, D) added
     attn_f(&t);
     const float *xkv = s.self ? t.xq : t.xkv;
-    attention_backward(&t.c, &t.a, &t.cache, dxq, s.self ? dxq : dxkv, t.R, t.xq, xkv,
+    attention_backward(&t.c, &t.a, &t.cache, dxq, 0.0f, s.self ? dxq : dxkv, t.R, t.xq, xkv,
                        attn_mask(&t), s.B, s.Tq, s.Tk, t.work);
     GcTensor ts[32];
     int nt = 0;
