@@ -333,42 +333,50 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
     CoreWork w;
     core_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
     Dropout drop = dropout_make(c, d->dropout, a->site);
-#pragma omp parallel for collapse(2) schedule(static) if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            CoreTiles t = thread_tiles(&w, d, Tq, Tk);
-            int col, width;
-            a->impl->head_span(d, h, &col, &width);
-            const float *kt = t.kt;  // (width, Tk) the head's keys transposed, rows ldk apart
-            long ldk = ld;
-            if (k_transposed)
-                kt = k + ((size_t)b * W + col) * kvs, ldk = kvs;
-            else
-                transpose_pad(t.kt, ld, k + (size_t)b * kvs * W + col, W, Tk, width);
-            const float *vh = v + (size_t)b * kvs * D + h * Dh;  // (Tk, Dh), rows D apart
-            const float *csh = cs + (size_t)b * kvs * H + h;    // (Tk), H apart
-            uint64_t first = ((uint64_t)b * H + h) * Tq * Tk;   // mask index of p[b, h, 0, 0]
-            for (int i0 = 0; i0 < Tq; i0 += ROWS) {
-                const int rb = min_i(ROWS, Tq - i0), nk = visible_keys(mask, b, i0 + rb - 1, Tk);
-                float *pi = p + ((size_t)b * H + h) * Tq * Tk + (size_t)i0 * Tk;  // (rb, Tk)
-                const float *qh =
-                    a->impl->head_queries(d, &a->p, t.qm, q + ((size_t)b * Tq + i0) * W, rb, h);
-                // keys read in place: in whole NR blocks (ATTN_KEY_SLACK); the tile t.kt is padded
-                tile_mm(rb, nk, width, d->scale, qh, W, 1, kt, ldk,
-                        k_transposed ? (nk + NR - 1) / NR * NR : ld, pi, Tk, false);
-                for (int i = 0; i < rb; i++) {
-                    float *row = pi + (size_t)i * Tk;
-                    if (a->p.u)  // the content term of collab's key-side bias
-                        for (int j = 0; j < nk; j++) row[j] += d->scale * csh[(size_t)j * H];
-                    softmax_prefix(row, visible_keys(mask, b, i0 + i, Tk), Tk);
+#pragma omp parallel if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
+    {
+        CoreTiles t = thread_tiles(&w, d, Tq, Tk);
+        long held = -1;  // the (sentence, column span) whose keys t.kt holds: heads that
+                         // share the span (all of collab's) transpose the keys once
+#pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                int col, width;
+                a->impl->head_span(d, h, &col, &width);
+                const float *kt = t.kt;  // (width, Tk) the head's keys transposed, rows ldk apart
+                long ldk = ld, span = ((long)b * (W + 1) + col) * (W + 1) + width;
+                if (k_transposed)
+                    kt = k + ((size_t)b * W + col) * kvs, ldk = kvs;
+                else if (span != held) {
+                    transpose_pad(t.kt, ld, k + (size_t)b * kvs * W + col, W, Tk, width);
+                    held = span;
                 }
-                long ldp;
-                const float *pd =
-                    dropped_block(&t, pi, rb, nk, Tk, first + (uint64_t)i0 * Tk, &drop, &ldp);
-                tile_mm(rb, Dh, nk, 1.0f, pd, ldp, 1, vh, D, Dh,
-                        o + ((size_t)b * Tq + i0) * D + h * Dh, D, false);
+                const float *vh = v + (size_t)b * kvs * D + h * Dh;  // (Tk, Dh), rows D apart
+                const float *csh = cs + (size_t)b * kvs * H + h;    // (Tk), H apart
+                uint64_t first = ((uint64_t)b * H + h) * Tq * Tk;   // mask index of p[b, h, 0, 0]
+                for (int i0 = 0; i0 < Tq; i0 += ROWS) {
+                    const int rb = min_i(ROWS, Tq - i0);
+                    const int nk = visible_keys(mask, b, i0 + rb - 1, Tk);
+                    float *pi = p + ((size_t)b * H + h) * Tq * Tk + (size_t)i0 * Tk;  // (rb, Tk)
+                    const float *qh =
+                        a->impl->head_queries(d, &a->p, t.qm, q + ((size_t)b * Tq + i0) * W, rb, h);
+                    // keys read in place: in whole NR blocks (ATTN_KEY_SLACK); t.kt is padded
+                    tile_mm(rb, nk, width, d->scale, qh, W, 1, kt, ldk,
+                            k_transposed ? (nk + NR - 1) / NR * NR : ld, pi, Tk, false);
+                    for (int i = 0; i < rb; i++) {
+                        float *row = pi + (size_t)i * Tk;
+                        if (a->p.u)  // the content term of collab's key-side bias
+                            for (int j = 0; j < nk; j++) row[j] += d->scale * csh[(size_t)j * H];
+                        softmax_prefix(row, visible_keys(mask, b, i0 + i, Tk), Tk);
+                    }
+                    long ldp;
+                    const float *pd =
+                        dropped_block(&t, pi, rb, nk, Tk, first + (uint64_t)i0 * Tk, &drop, &ldp);
+                    tile_mm(rb, Dh, nk, 1.0f, pd, ldp, 1, vh, D, Dh,
+                            o + ((size_t)b * Tq + i0) * D + h * Dh, D, false);
+                }
             }
-        }
+    }
 }
 
 /* The core's backward from d_o (B, Tq, D): o (B, Tq, D) recomputed, and dq, dk, dv, dcs and the
