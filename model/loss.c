@@ -22,16 +22,19 @@ size_t loss_work_floats(int V) {
 
 void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, const float *h,
                            const int32_t *tgt, const float *emb, int N, int D, int V, float eps,
-                           int pad, float *work) {
+                           int pad, float *work, GemmPackedB packed[2]) {
     const int C = loss_chunk_rows(V);
     float *z = work;                                      // (C, V) logits, then their gradient
     double *row = (double *)(work + (size_t)C * V + 16);  // (C, 2) loss and nll per row
     row = (double *)(((uintptr_t)row + 7) & ~(uintptr_t)7);
     const double eps_i = V > 1 ? eps / (V - 1) : 0.0, w_target = 1.0 - eps;
+    GemmPackedB *emb_t = &packed[0], *emb_n = &packed[1];  // op(B) = emb^T (D, V), emb (V, D)
+    gemm_pack_b(emb_t, c->gemm, true, D, V, emb, D);
+    if (dh) gemm_pack_b(emb_n, c->gemm, false, V, D, emb, D);
     for (int r0 = 0; r0 < N; r0 += C) {
         int n = N - r0 < C ? N - r0 : C;
         const float *hc = h + (size_t)r0 * D;
-        c->gemm->sgemm(false, true, n, V, D, 1.0f, hc, D, emb, D, 0.0f, z, V);
+        sgemm_packed(emb_t, n, 1.0f, hc, D, 0.0f, z, V);
 #pragma omp parallel for schedule(static) if ((long)n * V >= OMP_MIN_WORK)
         for (int i = 0; i < n; i++) {
             float *zi = z + (size_t)i * V;
@@ -60,7 +63,7 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
             st->ntok += tgt[r0 + i] != pad;
         }
         if (dh) {
-            c->gemm->sgemm(false, false, n, D, V, 1.0f, z, V, emb, D, 1.0f, dh + (size_t)r0 * D, D);
+            sgemm_packed(emb_n, n, 1.0f, z, V, 0.0f, dh + (size_t)r0 * D, D);
             c->gemm->sgemm(true, false, V, D, n, 1.0f, z, V, hc, D, 1.0f, demb, D);
         }
     }

@@ -21,12 +21,14 @@ typedef struct LossStats {
 /* Rows of the logits chunk buffer for vocabulary V (at most 512, at most 64 MiB of logits). */
 int loss_chunk_rows(int V);
 
-/* Adds the loss of h(N, D) against tgt(N) to st; with dh != NULL also dh(N,D) += and
+/* Adds the loss of h(N, D) against tgt(N) to st; with dh != NULL also writes dh(N,D) = and adds
  * demb(V,D) += the gradients of the summed loss. work holds loss_chunk_rows(V) x V floats plus
- * that many doubles. */
+ * that many doubles. packed: where emb^T (D, V) and, with dh, emb (V, D) are packed once for all
+ * the chunks' products (zero-initialised before the first call, reused by the next ones, freed
+ * by the caller with gemm_packed_b_free). */
 void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, const float *h,
                            const int32_t *tgt, const float *emb, int N, int D, int V, float eps,
-                           int pad, float *work);
+                           int pad, float *work, GemmPackedB packed[2]);
 size_t loss_work_floats(int V);
 
 /* Per-row log-probability of the target (N) (0 for pad rows), for scoring; same work buffer. */

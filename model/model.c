@@ -165,6 +165,7 @@ void model_free(Model *m) {
     free(m->enc), free(m->dec), free(m->enc_sub), free(m->dec_sub);
     aligned_free(m->pe);
     arena_free(&m->acts), arena_free(&m->work);
+    for (int i = 0; i < 2; i++) gemm_packed_b_free(&m->w.emb_packed[i]);
     memset(m, 0, sizeof *m);
 }
 
@@ -484,11 +485,10 @@ void model_encode(Model *m, const Ctx *c, const int32_t *src, const int *src_len
 void model_loss(Model *m, const Ctx *c, const ModelBatch *b, LossStats *st, bool backward,
                 float label_smoothing) {
     const int Nt = b->B * b->T;
-    if (backward) memset(m->w.d_a, 0, sizeof(float) * Nt * m->D);
     TIMED(m, PHASE_LOSS,
           loss_forward_backward(c, st, backward ? m->w.d_a : NULL, m->demb, m->dec_out,
                                 b->tgt_out, m->emb, Nt, m->D, m->V, label_smoothing, TOKEN_PAD,
-                                m->w.big));
+                                m->w.big, m->w.emb_packed));
 }
 
 void model_backward(Model *m, const Ctx *c, const ModelBatch *b) {

@@ -102,6 +102,7 @@ typedef struct Model {
         float *d_a, *d_b, *d_enc;     // gradient ping-pong; encoder output gradient (B,S,D)
         float *h;                     // (N, F) FFN hidden and its gradient
         float *big;                   // attention or loss workspace
+        GemmPackedB emb_packed[2];    // the output layer's packed operands (loss.h)
     } w;
     double seconds[PHASE_COUNT];  // wall time per phase, for benchmarks
     // Backward calls grads_done(grads_done_arg, span) as each block of parameters receives its

@@ -1,6 +1,7 @@
 /* ops.h: the primitive layers of the Transformer as forward/backward pairs with mirrored
  * signatures (outputs, saved state, inputs, weights, dims).
- * Rules: every *_backward ADDS (+=) into its input-gradient and parameter-gradient arguments;
+ * Rules: every *_backward ADDS (+=) into its parameter-gradient arguments, and into its
+ * input-gradient ones unless it says it writes them (a beta of 0, a residual gradient);
  * forward outputs are written (=). Weights are stored (out, in) like nn.Linear. Dropout masks are
  * never stored: they are regenerated from the counter-based RNG keyed by (seed, step, site).
  * Parallel loops partition outputs (rows, or columns for reductions over rows), so results do not

@@ -92,15 +92,24 @@ static void check_embedding(void) {
 
 /* ---------------------------------------------------------------- loss */
 
-typedef struct { int N, D, V; float *h, *emb, *work; int32_t *tgt; } LossCase;
+typedef struct {
+    int N, D, V;
+    float *h, *emb, *work;
+    int32_t *tgt;
+    GemmPackedB packed[2];
+} LossCase;
 
 static double loss_f(void *p) {
     LossCase *t = p;
     Ctx c = {.gemm = gemm};
     LossStats st = {0};
     loss_forward_backward(&c, &st, NULL, NULL, t->h, t->tgt, t->emb, t->N, t->D, t->V, 0.1f,
-                          TOKEN_PAD, t->work);
+                          TOKEN_PAD, t->work, t->packed);
     return st.loss;
+}
+
+static void packed_free(GemmPackedB packed[2]) {
+    for (int i = 0; i < 2; i++) gemm_packed_b_free(&packed[i]);
 }
 
 static void check_loss(void) {
@@ -110,16 +119,18 @@ static void check_loss(void) {
     t.tgt = tgt;
     t.h = randv((long)t.N * t.D, 1, &r), t.emb = randv((long)t.V * t.D, 1, &r);
     t.work = malloc(sizeof(float) * loss_work_floats(t.V));
-    float *dh = calloc((size_t)t.N * t.D, 4), *demb = calloc((size_t)t.V * t.D, 4);
+    float *dh = unset((long)t.N * t.D), *demb = calloc((size_t)t.V * t.D, 4);  // written, added
     Ctx c = {.gemm = gemm};
     LossStats st = {0};
-    loss_forward_backward(&c, &st, dh, demb, t.h, tgt, t.emb, t.N, t.D, t.V, 0.1f, TOKEN_PAD, t.work);
+    loss_forward_backward(&c, &st, dh, demb, t.h, tgt, t.emb, t.N, t.D, t.V, 0.1f, TOKEN_PAD,
+                          t.work, t.packed);
     EXPECT(st.ntok == 5, "loss counts non-pad tokens: %ld", st.ntok);
     EXPECT(st.loss > st.nll * 0.5 && st.nll > 0, "loss %g nll %g", st.loss, st.nll);
     for (int j = 0; j < t.D; j++) EXPECT(dh[2 * t.D + j] == 0.0f, "pad row has no gradient");
     GcTensor ts[] = {{"h", t.h, dh, (long)t.N * t.D}, {"emb", t.emb, demb, (long)t.V * t.D}};
     gradcheck("loss", loss_f, NULL, &t, ts, 2, (GcOptions){1e-2f, 60, 1e-2, 1e-3, 1e-5});
     free(t.h), free(t.emb), free(t.work), free(dh), free(demb);
+    packed_free(t.packed);
 }
 
 /* The output layer in chunks of loss_chunk_rows(V) rows equals the same rows one call at a time:
@@ -136,10 +147,12 @@ static void check_loss_chunks(void) {
     float *dh1 = calloc((size_t)N * D, 4), *demb1 = calloc((size_t)V * D, 4);
     Ctx c = {.gemm = gemm};
     LossStats all = {0}, one = {0};
-    loss_forward_backward(&c, &all, dh, demb, h, tgt, emb, N, D, V, 0.1f, TOKEN_PAD, work);
+    GemmPackedB packed[2] = {0};
+    loss_forward_backward(&c, &all, dh, demb, h, tgt, emb, N, D, V, 0.1f, TOKEN_PAD, work, packed);
     for (int i = 0; i < N; i++)
         loss_forward_backward(&c, &one, dh1 + (size_t)i * D, demb1, h + (size_t)i * D, tgt + i,
-                              emb, 1, D, V, 0.1f, TOKEN_PAD, work);
+                              emb, 1, D, V, 0.1f, TOKEN_PAD, work, packed);
+    packed_free(packed);
     EXPECT(all.ntok == one.ntok, "tokens %ld vs %ld", all.ntok, one.ntok);
     EXPECT(fabs(all.loss - one.loss) <= 1e-9 * fabs(one.loss), "loss %.12g vs %.12g", all.loss, one.loss);
     EXPECT(fabs(all.nll - one.nll) <= 1e-9 * fabs(one.nll), "nll %.12g vs %.12g", all.nll, one.nll);
