@@ -35,7 +35,6 @@ static void decode_layout(DecodeState *st, Arena *a) {
     st->mean = arena_floats(a, R);
     st->rstd = arena_floats(a, R);
     st->p = arena_floats(a, (size_t)H * (RT > cap->beam * ST ? RT : cap->beam * ST));
-    st->ffn_pre = arena_floats(a, (size_t)R * m->F);
     st->ffn_h = arena_floats(a, (size_t)R * m->F);
     size_t w_self = 0, w_cross = 0;
     if (n) {
@@ -209,7 +208,7 @@ void decode_step(DecodeState *st, const Ctx *c_in, const int32_t *tokens, int t,
         x = st->x;
         // FFN
         fin = sublayer_in(m, &sub[2], ss, x, st->fin, R);
-        ffn_forward(c, sub[2].ffn, st->ffn_pre, st->ffn_h, st->f, fin, R, D, m->F, 0.0f, 0);
+        ffn_forward(c, sub[2].ffn, st->ffn_h, st->f, fin, R, D, m->F, 0.0f, 0);
         x = sublayer_out(m, &sub[2], ss, x, st->f, st->out, R, off);
         memcpy(st->x, x, sizeof(float) * R * D);
         x = st->x;

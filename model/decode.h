@@ -38,7 +38,7 @@ typedef struct DecodeState {
     float *mean, *rstd;                // (rows)
     float *q, *k, *v, *cs, *o;         // (rows, W), (rows, W), (rows, D), (rows, H), (rows, D)
     float *p;                          // (rows, H, max(T, S)) probabilities
-    float *ffn_pre, *ffn_h;            // (rows, F)
+    float *ffn_h;                      // (rows, F)
     float *attn_work;                  // attention_core workspace
     float *tmp;                        // (rows, T, W + D + H) reordering buffer
     int *row_map;                      // (rows) source row of each row when compacting

@@ -182,7 +182,7 @@ static void sublayer_alloc(const Model *m, Sublayer *s, Arena *a, int B, int Tq,
     s->mean = arena_floats(a, (size_t)N);
     s->rstd = arena_floats(a, (size_t)N);
     if (s->kind == SUB_FFN)
-        s->ffn_pre = arena_floats(a, (size_t)N * m->F);
+        s->ffn_h = arena_floats(a, (size_t)N * m->F);
     else
         attention_cache_alloc(&s->cache, a, &m->ad, B, Tq, Tk);
 }
@@ -304,7 +304,7 @@ static void branch_forward(Model *m, const Ctx *c, Sublayer *s, float *f, const 
     const int Tq = dec ? b->T : b->S, N = b->B * Tq;
     if (s->kind == SUB_FFN) {
         TIMED(m, PHASE_FFN,
-              ffn_forward(c, s->ffn, s->ffn_pre, m->w.h, f, fin, N, m->D, m->F, m->ffn_dropout,
+              ffn_forward(c, s->ffn, s->ffn_h, f, fin, N, m->D, m->F, m->ffn_dropout,
                           s->site));
         return;
     }
@@ -322,7 +322,7 @@ static void branch_backward(Model *m, const Ctx *c, Sublayer *s, float *dfin, fl
     const int Tq = dec ? b->T : b->S, N = b->B * Tq;
     if (s->kind == SUB_FFN) {
         TIMED(m, PHASE_FFN,
-              ffn_backward(c, s->ffn, s->dffn, dfin, beta, m->w.h, df, s->ffn_pre, fin, N, m->D,
+              ffn_backward(c, s->ffn, s->dffn, dfin, beta, m->w.h, df, s->ffn_h, fin, N, m->D,
                            m->F, m->ffn_dropout, s->site));
         return;
     }

@@ -54,7 +54,7 @@ typedef struct Sublayer {
     float *mean, *rstd;       // (N)
     AttnCache cache;          // attention kinds
     ParamRange layer_done;    // first sublayer of a layer: the layer's parameters (count 0 else)
-    float *ffn_pre;           // (N, F) SUB_FFN
+    float *ffn_h;             // (N, F) SUB_FFN: the hidden layer
 } Sublayer;
 
 typedef struct EncLayer {
@@ -100,7 +100,7 @@ typedef struct Model {
         float *xin;                   // a sublayer's input, recomputed in backward (post-LN)
         float *xout[2];               // sublayer outputs in forward (post-LN); alias d_a, d_b
         float *d_a, *d_b, *d_enc;     // gradient ping-pong; encoder output gradient (B,S,D)
-        float *h;                     // (N, F) FFN hidden and its gradient
+        float *h;                     // (N, F) the FFN hidden layer's gradient
         float *big;                   // attention or loss workspace
         GemmPackedB emb_packed[2];    // the output layer's packed operands (loss.h)
     } w;

@@ -176,20 +176,10 @@ void relu_dropout_forward(float *h, const float *x, long n, Dropout d) {
     }
 }
 
-void relu_dropout_backward(float *dh, const float *x, long n, Dropout d) {
-    if (!d.key) {
+void relu_dropout_backward(float *dh, const float *h, long n, Dropout d) {
+    const float scale = d.scale;  // 1 with dropout off
 #pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
-        for (long e = 0; e < n; e++) dh[e] = x[e] > 0.0f ? dh[e] : 0.0f;
-        return;
-    }
-#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
-        float factor[DROPOUT_CHUNK];
-        int m = chunk_factors(factor, c0, n, &d);
-        float *restrict g = dh + c0;
-        const float *restrict xc = x + c0;
-        for (int e = 0; e < m; e++) g[e] = xc[e] > 0.0f ? g[e] * factor[e] : 0.0f;
-    }
+    for (long e = 0; e < n; e++) dh[e] = h[e] > 0.0f ? dh[e] * scale : 0.0f;
 }
 
 void position_table_fill(float *pe, int P, int D) {

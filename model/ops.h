@@ -3,7 +3,8 @@
  * Rules: every *_backward ADDS (+=) into its parameter-gradient arguments, and into its
  * input-gradient ones unless it says it writes them (a beta of 0, a residual gradient);
  * forward outputs are written (=). Weights are stored (out, in) like nn.Linear. Dropout masks are
- * never stored: they are regenerated from the counter-based RNG keyed by (seed, step, site).
+ * never stored: they are regenerated from the counter-based RNG keyed by (seed, step, site), or
+ * read off a saved output (relu_dropout_backward).
  * Parallel loops partition outputs (rows, or columns for reductions over rows), so results do not
  * depend on the number of threads. */
 #ifndef NMT_OPS_H
@@ -111,10 +112,11 @@ void dropout_apply(float *out, const float *x, long n, Dropout d);
 /* out = x + dropout(f) */
 void residual_forward(float *out, const float *x, const float *f, long n, Dropout d);
 
-/* h = dropout(relu(x)); the pre-activation x must be kept by the caller. */
+/* h = dropout(relu(x)), h may be x. */
 void relu_dropout_forward(float *h, const float *x, long n, Dropout d);
-/* In place: dh *= relu'(x) * mask, turning d(hidden) into d(pre-activation x). */
-void relu_dropout_backward(float *dh, const float *x, long n, Dropout d);
+/* In place: d(hidden) into d(pre-activation) from the saved output h = dropout(relu(x)): where
+ * h > 0 the unit was positive and kept, dh *= d.scale; elsewhere 0. */
+void relu_dropout_backward(float *dh, const float *h, long n, Dropout d);
 
 /* x(B,T,D) = emb[tok] * scale + pe[pos_offset + t] */
 void embedding_forward(float *x, const int32_t *tok, const float *emb, const float *pe, int B,

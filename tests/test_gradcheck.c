@@ -167,18 +167,19 @@ static void check_loss_chunks(void) {
 
 /* ---------------------------------------------------------------- FFN */
 
-typedef struct { int N, D, F; FfnParams p; float *x, *pre, *h, *y, *R; Ctx c; } FfnCase;
+typedef struct { int N, D, F; FfnParams p; float *x, *h, *y, *R; Ctx c; } FfnCase;
 
 static double ffn_f(void *q) {
     FfnCase *t = q;
-    ffn_forward(&t->c, &t->p, t->pre, t->h, t->y, t->x, t->N, t->D, t->F, 0.3f, 7);
+    ffn_forward(&t->c, &t->p, t->h, t->y, t->x, t->N, t->D, t->F, 0.3f, 7);
     return dot_double(t->y, t->R, (long)t->N * t->D);
 }
 
+/* The kept units' ReLU signs: h > 0 exactly where a unit is positive and kept. */
 static uint64_t ffn_kinks(void *q) {
     FfnCase *t = q;
     uint64_t h = 1469598103934665603ull;
-    for (long i = 0; i < (long)t->N * t->F; i++) h = (h ^ (t->pre[i] > 0)) * 1099511628211ull;
+    for (long i = 0; i < (long)t->N * t->F; i++) h = (h ^ (t->h[i] > 0)) * 1099511628211ull;
     return h;
 }
 
@@ -191,17 +192,17 @@ static void check_ffn(void) {
                       randv((long)t.D * t.F, 0.5f, &r), randv(t.D, 0.5f, &r)};
     FfnParams g = {calloc(t.F * t.D, 4), calloc(t.F, 4), calloc(t.D * t.F, 4), calloc(t.D, 4)};
     t.x = randv(nd, 1, &r), t.R = randv(nd, 1, &r), t.y = randv(nd, 0, &r);
-    t.pre = randv(nf, 0, &r), t.h = randv(nf, 0, &r);
-    float *dx = unset(nd), *h2 = malloc(4 * nf);  // (N, D) written, (N, F)
+    t.h = randv(nf, 0, &r);
+    float *dx = unset(nd), *dh = malloc(4 * nf);  // (N, D) written, (N, F)
     ffn_f(&t);
-    ffn_backward(&t.c, &t.p, &g, dx, 0.0f, h2, t.R, t.pre, t.x, t.N, t.D, t.F, 0.3f, 7);
+    ffn_backward(&t.c, &t.p, &g, dx, 0.0f, dh, t.R, t.h, t.x, t.N, t.D, t.F, 0.3f, 7);
     GcTensor ts[] = {{"x", t.x, dx, nd},          {"w_1", t.p.w_1, g.w_1, (long)t.F * t.D},
                      {"b_1", t.p.b_1, g.b_1, t.F}, {"w_2", t.p.w_2, g.w_2, (long)t.D * t.F},
                      {"b_2", t.p.b_2, g.b_2, t.D}};
     gradcheck("ffn (dropout 0.3)", ffn_f, ffn_kinks, &t, ts, 5, (GcOptions){1e-3f, 60, 1e-2, 1e-3, 1e-4});
     free(t.p.w_1), free(t.p.b_1), free(t.p.w_2), free(t.p.b_2);
     free(g.w_1), free(g.b_1), free(g.w_2), free(g.b_2);
-    free(t.x), free(t.R), free(t.y), free(t.pre), free(t.h), free(dx), free(h2);
+    free(t.x), free(t.R), free(t.y), free(t.h), free(dx), free(dh);
 }
 
 /* ---------------------------------------------------------------- attention */
@@ -303,15 +304,15 @@ static uint64_t model_kinks(void *q) {
     uint64_t h = 1469598103934665603ull;
     const ModelBatch *b = &t->b;
     const int F = t->m.F;
-    for (int l = 0; l < t->m.n_enc + t->m.n_dec; l++) {  // ReLU inputs of non-pad positions
+    for (int l = 0; l < t->m.n_enc + t->m.n_dec; l++) {  // kept ReLU signs of non-pad positions
         bool enc = l < t->m.n_enc;
-        const float *pre = enc ? t->m.enc_sub[2 * l + 1].ffn_pre
-                               : t->m.dec_sub[3 * (l - t->m.n_enc) + 2].ffn_pre;
+        const float *hid = enc ? t->m.enc_sub[2 * l + 1].ffn_h
+                               : t->m.dec_sub[3 * (l - t->m.n_enc) + 2].ffn_h;
         int L = enc ? b->S : b->T;
         for (int s = 0; s < b->B; s++)
             for (int pos = 0; pos < (enc ? b->src_len[s] : b->tgt_len[s]); pos++)
                 for (int j = 0; j < F; j++)
-                    h = (h ^ (pre[((long)s * L + pos) * F + j] > 0)) * 1099511628211ull;
+                    h = (h ^ (hid[((long)s * L + pos) * F + j] > 0)) * 1099511628211ull;
     }
     return h;
 }
