@@ -22,6 +22,17 @@ static float *randv(long n, float scale, Rng *r) {
     return x;
 }
 
+/* max |a - b| over n elements */
+static double max_abs_diff(const float *a, const float *b, long n) {
+    double worst = 0;
+    for (long i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - b[i]);
+        // a comparison, not fmax: GCC 12.2 for arm64 crashes vectorizing fmax of widened floats
+        if (e > worst) worst = e;
+    }
+    return worst;
+}
+
 /* (n) NaN everywhere: a gradient buffer that the backward must write, not add to. */
 static float *unset(long n) {
     float *x = malloc(sizeof(float) * n);
@@ -55,11 +66,12 @@ static void check_layernorm(void) {
     // with a residual gradient: dx = res + the same gradient (rounded once or twice: FMA)
     float *res = randv(n, 1, &r), *dx_res = unset(n);  // (N, D), (N, D)
     layernorm_backward(dx_res, dg, db, t.R, res, t.x, t.mean, t.rstd, t.g, t.N, t.D);
-    long wrong = 0;
-    for (long i = 0; i < n; i++)
-        wrong += !(fabsf(dx_res[i] - (res[i] + dx[i])) <=
-                   2 * FLT_EPSILON * (fabsf(res[i]) + fabsf(dx[i])));
-    EXPECT(wrong == 0, "layernorm_backward with a residual gradient: %ld of %ld differ", wrong, n);
+    int wrong = 0;
+    for (long i = 0; i < n; i++) {
+        float sum = res[i] + dx[i], tol = 2 * FLT_EPSILON * (fabsf(res[i]) + fabsf(dx[i]));
+        wrong += !(fabsf(dx_res[i] - sum) <= tol);
+    }
+    EXPECT(wrong == 0, "layernorm_backward with a residual gradient: %d of %ld differ", wrong, n);
     free(t.x), free(t.R), free(t.y), free(t.g), free(t.b), free(t.mean), free(t.rstd);
     free(dx), free(dg), free(db), free(res), free(dx_res);
 }
@@ -156,11 +168,9 @@ static void check_loss_chunks(void) {
     EXPECT(all.ntok == one.ntok, "tokens %ld vs %ld", all.ntok, one.ntok);
     EXPECT(fabs(all.loss - one.loss) <= 1e-9 * fabs(one.loss), "loss %.12g vs %.12g", all.loss, one.loss);
     EXPECT(fabs(all.nll - one.nll) <= 1e-9 * fabs(one.nll), "nll %.12g vs %.12g", all.nll, one.nll);
-    double worst = 0;
-    for (long i = 0; i < (long)N * D; i++) worst = fmax(worst, fabs(dh[i] - dh1[i]));
+    double worst = max_abs_diff(dh, dh1, (long)N * D);
     EXPECT(worst <= 1e-5, "dh differs by %g", worst);  // float sums in another order
-    worst = 0;
-    for (long i = 0; i < (long)V * D; i++) worst = fmax(worst, fabs(demb[i] - demb1[i]));
+    worst = max_abs_diff(demb, demb1, (long)V * D);
     EXPECT(worst <= 1e-5, "demb differs by %g", worst);
     free(tgt), free(h), free(emb), free(work), free(dh), free(demb), free(dh1), free(demb1);
 }

@@ -210,7 +210,8 @@ static void ensemble_logprobs(Model *const *models, int nm, const int32_t *src, 
     for (int e = 0; e < nm; e++) {
         full_logits(models[e], src, slen, prefix, t, z);
         double mx = -INFINITY, sum = 0;
-        for (int v = 0; v < V; v++) mx = fmax(mx, z[v]);
+        for (int v = 0; v < V; v++)  // a comparison, not fmax (see test_gradcheck's max_abs_diff)
+            if (z[v] > mx) mx = z[v];
         for (int v = 0; v < V; v++) sum += exp(z[v] - mx);
         for (int v = 0; v < V; v++) lp[v] += (z[v] - mx - log(sum)) / nm;
     }
