@@ -365,20 +365,21 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
 #pragma omp parallel if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
     {
         CoreTiles t = thread_tiles(&w, d, Tq, Tk);
-        long held = -1;  // the (sentence, column span) whose keys t.kt holds: heads that
-                         // share the span (all of collab's) transpose the keys once
+        // the sentence and first column of the keys t.kt holds (a mode's span width follows
+        // from its column): heads that share a span, as all of collab's do, transpose it once
+        int held_b = -1, held_col = -1;
 #pragma omp for collapse(2) schedule(static)
         for (int b = 0; b < B; b++)
             for (int h = 0; h < H; h++) {
                 int col, width;
                 a->impl->head_span(d, h, &col, &width);
                 const float *kt = t.kt;  // (width, Tk) the head's keys transposed, rows ldk apart
-                long ldk = ld, span = ((long)b * (W + 1) + col) * (W + 1) + width;
+                long ldk = ld;
                 if (k_transposed)
                     kt = k + ((size_t)b * W + col) * kvs, ldk = kvs;
-                else if (span != held) {
+                else if (b != held_b || col != held_col) {
                     transpose_pad(t.kt, ld, k + (size_t)b * kvs * W + col, W, Tk, width);
-                    held = span;
+                    held_b = b, held_col = col;
                 }
                 const float *vh = v + (size_t)b * kvs * D + h * Dh;  // (Tk, Dh), rows D apart
                 const float *csh = cs + (size_t)b * kvs * H + h;    // (Tk), H apart
