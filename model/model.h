@@ -143,7 +143,8 @@ void model_release_memory(Model *m);
 
 /* The memory a planned model holds, in bytes, by use: parameter values, their gradients, the two
  * Adam moments, the saved activations and the per-step workspace (both sized by model_plan for
- * its largest batch). */
+ * its largest batch; the workspace includes the output layer's packed operands, at most what
+ * gemm_pack_b allocates for them). */
 typedef struct ModelMemory {
     size_t params, grads, adam, acts, work;
 } ModelMemory;

@@ -112,6 +112,12 @@ static void check_accumulation(void) {
     EXPECT(fabs(acc.loss - one.loss) <= 1e-4 * fabs(one.loss), "loss %.7g vs %.7g", acc.loss, one.loss);
     check_close("accumulated gradient", g_acc, m.params.grad, (long)n, 1e-6, 1e-4);
     free(g_acc);
+    // the memory plan counts the loss's packed copies of the embedding, allocated by the steps
+    ModelMemory mem = model_memory(&m);
+    size_t packed = (m.w.emb_packed[0].cap + m.w.emb_packed[1].cap) * sizeof(float);
+    EXPECT(packed > 0 && m.work.cap + packed <= mem.work,
+           "packed embedding %zu bytes beside a workspace of %zu, planned %zu", packed, m.work.cap,
+           mem.work);
 
     // clipping
     params_zero_grad(&m.params);
