@@ -86,8 +86,10 @@ void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B,
  * instructions wherever it lies, so results depend neither on the thread count nor on the mode's
  * column layout (collab with one-hot mixing reproduces concat exactly). */
 
-enum { ROWS = 32, MR = 4, NR = 16 };  // query rows per block; tile_mm's micro-tile (MR, NR)
-enum { NV = NR / VF_LANES };  // vectors per micro-tile row
+/* tile_mm's micro-tile is at most (MR, NR): NV vectors per row and MR rows, at least 8
+ * independent sums (two FMA pipes of 4 cycles' latency), so with 16-float vectors MR is 8. */
+enum { NR = 16, NV = NR / VF_LANES, MR = NV >= 2 ? 4 : 8 };
+enum { ROWS = 32 };           // query rows per block
 enum { RB = 4 };              // NR blocks a single row takes at once (see micro_row)
 _Static_assert((int)NR <= (int)ATTN_KEY_SLACK, "tile_mm reads transposed keys in blocks of NR");
 
@@ -173,8 +175,11 @@ static inline __attribute__((always_inline)) void store_row(float *c, const vflo
  * blocks keeps every load whole), C has rows ldc apart. */
 static void tile_mm(int m, int n, int k, float alpha, const float *A, long ars, long acs,
                     const float *B, long ldb, int nb, float *C, long ldc, bool add) {
-    for (int i0 = 0; i0 < m; i0 += MR) {
-        const int mr = min_i(MR, m - i0);
+    // rows in near-equal tiles of at most MR (25 rows: 7 + 6 + 6 + 6, not 8 + 8 + 8 + 1, whose
+    // lone row would be a chain of dependent FMAs); a lone row is left only when m is 1
+    const int tiles = (m + MR - 1) / MR;
+    for (int t = 0, i0 = 0; t < tiles; t++) {
+        const int mr = (int)((long)m * (t + 1) / tiles) - i0;
         const float *Ai = A + i0 * ars;
         int j0 = 0;
         if (mr == 1)
@@ -187,15 +192,18 @@ static void tile_mm(int m, int n, int k, float alpha, const float *A, long ars, 
             vfloat acc[MR][NV];
             const float *Bj = B + j0;
             switch (mr) {
-            case 4: micro_tile(4, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
-            case 3: micro_tile(3, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
-            case 2: micro_tile(2, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
+#define TILE_CASE(r) \
+    case r: micro_tile(r <= MR ? r : MR, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
+                TILE_CASE(8) TILE_CASE(7) TILE_CASE(6) TILE_CASE(5)
+                TILE_CASE(4) TILE_CASE(3) TILE_CASE(2)
+#undef TILE_CASE
             default: micro_tile(1, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
             }
             const int w = min_i(NR, n - j0);
             for (int ii = 0; ii < mr; ii++)
                 store_row(C + (i0 + ii) * ldc + j0, acc[ii], NV, w, alpha, add);
         }
+        i0 += mr;
     }
 }
 
