@@ -1,8 +1,8 @@
 /* vecmath.h: float math in a form the compiler turns into SIMD code for the target CPU.
  * expf: the Cephes range reduction and polynomial (relative error below 2e-7 over the float
  * range; 0 below -87.3 and for -inf, +inf above 88.4, NaN stays NaN), written once for a GCC
- * vector as wide as the target's registers (16 floats with AVX-512, 8 with AVX, else 4) and used
- * for scalars through lane 0. The width must match the registers: GCC lowers the comparisons of
+ * vector as wide as the target's registers (16 floats with AVX-512, 8 with AVX, else 4); a row's
+ * last elements go through it as one partial vector. The width must match the registers: GCC lowers the comparisons of
  * a wider vector one lane at a time (16-float vectors on AVX2 ran exp at 5 ns per element).
  * glibc's vector expf would need -ffast-math, which loosens every other float operation too. */
 #ifndef NMT_VECMATH_H
@@ -111,11 +111,6 @@ static inline vfloat vf_exp(vfloat x) {
     return vf_select(x > hi, zero + INFINITY, e);
 }
 
-static inline float fast_expf(float x) {
-    vfloat v = {x};
-    return vf_exp(v)[0];
-}
-
 /* max of x[0..n) */
 static inline float vec_max(const float *x, int n) {
     float mx = -INFINITY;
@@ -142,7 +137,11 @@ static inline float vec_exp_shift(float *x, int n, float shift) {
         acc += e;
     }
     float s = vf_sum(acc);
-    for (; i < n; i++) s += x[i] = fast_expf(x[i] - shift);
+    if (i < n) {  // the tail in one vector, summed in order as single elements
+        vfloat e = vf_exp(vf_load_partial(x + i, n - i) - shift);
+        vf_store_partial(x + i, e, n - i);
+        for (; i < n; i++) s += x[i];
+    }
     return s;
 }
 
@@ -153,7 +152,10 @@ static inline double vec_logsumexp(const float *x, int n) {
     int i = 0;
     for (; i + VF_LANES <= n; i += VF_LANES) acc += vf_exp(vf_load(x + i) - mx);
     float s = vf_sum(acc);
-    for (; i < n; i++) s += fast_expf(x[i] - mx);
+    if (i < n) {  // as in vec_exp_shift
+        vfloat e = vf_exp(vf_load_partial(x + i, n - i) - mx);
+        for (int j = 0; j < n - i; j++) s += e[j];
+    }
     return mx + log((double)s);
 }
 
