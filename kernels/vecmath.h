@@ -2,8 +2,9 @@
  * expf: the Cephes range reduction and polynomial (relative error below 2e-7 over the float
  * range; 0 below -87.3 and for -inf, +inf above 88.4, NaN stays NaN), written once for a GCC
  * vector as wide as the target's registers (16 floats with AVX-512, 8 with AVX, else 4); a row's
- * last elements go through it as one partial vector. The width must match the registers: GCC lowers the comparisons of
- * a wider vector one lane at a time (16-float vectors on AVX2 ran exp at 5 ns per element).
+ * last elements go through it as one partial vector. The width must match the registers: GCC
+ * lowers the comparisons of a wider vector one lane at a time (16-float vectors on AVX2 ran exp at
+ * 5 ns per element).
  * glibc's vector expf would need -ffast-math, which loosens every other float operation too. */
 #ifndef NMT_VECMATH_H
 #define NMT_VECMATH_H

@@ -191,7 +191,7 @@ static void tile_mm(int m, int n, int k, float alpha, const float *A, long ars, 
         for (; j0 < n; j0 += NR) {
             vfloat acc[MR][NV];
             const float *Bj = B + j0;
-            switch (mr) {
+            switch (mr) {  // (cases above MR never occur; they compile to MR's tile)
 #define TILE_CASE(r) \
     case r: micro_tile(r <= MR ? r : MR, acc, k, Ai, ars, acs, Bj, ldb, nb - j0); break;
                 TILE_CASE(8) TILE_CASE(7) TILE_CASE(6) TILE_CASE(5)
