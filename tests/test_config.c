@@ -168,6 +168,7 @@ int main(void) {
                              NMT_SOURCE_DIR "/configs/bench-small-collab.yaml",
                              NMT_SOURCE_DIR "/configs/multi30k-small.yaml",
                              NMT_SOURCE_DIR "/configs/multi30k-best.yaml",
+                             NMT_SOURCE_DIR "/configs/multi30k-tiny.yaml",
                              NMT_SOURCE_DIR "/configs/transformer-base.yaml",
                              NMT_SOURCE_DIR "/configs/collab-dk256.yaml",
                              NMT_SOURCE_DIR "/configs/collab-dk128.yaml",
