@@ -20,6 +20,10 @@ size_t loss_work_floats(int V) {
     return (size_t)C * V + 4 * (size_t)C + 32;  // logits + (C, 2) doubles per row
 }
 
+size_t loss_packed_bytes(int D, int V) {
+    return gemm_packed_b_bytes(D, V) + gemm_packed_b_bytes(V, D);  // emb^T (D, V), emb (V, D)
+}
+
 void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, const float *h,
                            const int32_t *tgt, const float *emb, int N, int D, int V, float eps,
                            int pad, float *work, GemmPackedB packed[2]) {

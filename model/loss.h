@@ -30,6 +30,8 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
                            const int32_t *tgt, const float *emb, int N, int D, int V, float eps,
                            int pad, float *work, GemmPackedB packed[2]);
 size_t loss_work_floats(int V);
+/* The most memory the two packed operands take (both forms, whatever the backend). */
+size_t loss_packed_bytes(int D, int V);
 
 /* Per-row log-probability of the target (N) (0 for pad rows), for scoring; same work buffer. */
 void loss_target_logprobs(const Ctx *c, double *logp, const float *h, const int32_t *tgt,

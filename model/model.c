@@ -255,9 +255,8 @@ void model_release_memory(Model *m) {
 
 ModelMemory model_memory(const Model *m) {
     size_t floats = m->params.numel * sizeof(float);
-    // the loss's packed copies of the tied embedding (loss.h): emb^T (D, V) and emb (V, D)
-    size_t packed_emb = gemm_packed_b_bytes(m->D, m->V) + gemm_packed_b_bytes(m->V, m->D);
-    return (ModelMemory){floats, floats, 2 * floats, m->acts.cap, m->work.cap + packed_emb};
+    return (ModelMemory){floats, floats, 2 * floats, m->acts.cap,
+                         m->work.cap + loss_packed_bytes(m->D, m->V)};
 }
 
 void model_memory_text(const ModelMemory *mm, char *out, size_t n) {
