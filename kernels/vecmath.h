@@ -84,10 +84,40 @@ static inline void vf_store_partial(float *p, vfloat x, int n) {
 }
 #endif
 
+/* Lanes below n (0 <= n <= VF_LANES) all ones, the others 0: a mask for vf_select. */
+static inline vint vf_first_lanes(int n) {
+    static const int32_t iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    vint lane;
+    memcpy(&lane, iota, sizeof lane);
+    return lane < n;
+}
+
+/* The sum of the lanes, added pairwise: halves, then their halves (a chain of log2(lanes) adds,
+ * not one of lanes: short rows are all latency). */
 static inline float vf_sum(vfloat v) {
-    float s = 0.0f;
-    for (int i = 0; i < VF_LANES; i++) s += v[i];
-    return s;
+#if defined(__AVX512F__)
+    return _mm512_reduce_add_ps((__m512)v);
+#elif defined(__AVX__)
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+#else
+    return (v[0] + v[2]) + (v[1] + v[3]);
+#endif
+}
+
+/* The largest lane (NaN lanes never win, as in vec_max). */
+static inline float vf_max(vfloat v) {
+#if defined(__AVX512F__)
+    return _mm512_reduce_max_ps((__m512)v);
+#elif defined(__AVX__)
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+#else
+    float a = v[0] > v[2] ? v[0] : v[2], b = v[1] > v[3] ? v[1] : v[3];
+    return a > b ? a : b;
+#endif
 }
 
 static inline vfloat vf_exp(vfloat x) {
@@ -112,12 +142,19 @@ static inline vfloat vf_exp(vfloat x) {
     return vf_select(x > hi, zero + INFINITY, e);
 }
 
-/* max of x[0..n) */
+/* max of x[0..n) (NaN elements are passed over; -inf for n = 0) */
 static inline float vec_max(const float *x, int n) {
-    float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-    for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
-    return mx;
+    vfloat mx = vf_splat(-INFINITY);
+    int i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) {
+        vfloat v = vf_load(x + i);
+        mx = vf_select(v > mx, v, mx);
+    }
+    if (i < n) {
+        vfloat v = vf_load_partial(x + i, n - i);
+        mx = vf_select(vf_first_lanes(n - i) & (v > mx), v, mx);
+    }
+    return vf_max(mx);
 }
 
 /* sum of x[0..n) */
@@ -137,13 +174,12 @@ static inline float vec_exp_shift(float *x, int n, float shift) {
         memcpy(x + i, &e, sizeof e);
         acc += e;
     }
-    float s = vf_sum(acc);
-    if (i < n) {  // the tail in one vector, summed in order as single elements
+    if (i < n) {  // the tail in one vector
         vfloat e = vf_exp(vf_load_partial(x + i, n - i) - shift);
         vf_store_partial(x + i, e, n - i);
-        for (; i < n; i++) s += x[i];
+        acc += vf_select(vf_first_lanes(n - i), e, (vfloat){0});
     }
-    return s;
+    return vf_sum(acc);
 }
 
 /* log(sum(exp(x))) without changing x */
@@ -152,12 +188,19 @@ static inline double vec_logsumexp(const float *x, int n) {
     vfloat acc = {0};
     int i = 0;
     for (; i + VF_LANES <= n; i += VF_LANES) acc += vf_exp(vf_load(x + i) - mx);
-    float s = vf_sum(acc);
-    if (i < n) {  // as in vec_exp_shift
-        vfloat e = vf_exp(vf_load_partial(x + i, n - i) - mx);
-        for (int j = 0; j < n - i; j++) s += e[j];
-    }
-    return mx + log((double)s);
+    if (i < n)
+        acc += vf_select(vf_first_lanes(n - i), vf_exp(vf_load_partial(x + i, n - i) - mx),
+                         (vfloat){0});
+    return mx + log((double)vf_sum(acc));
+}
+
+/* sum of x[i] y[i] over i < n, in float lanes */
+static inline float vec_dot(const float *x, const float *y, int n) {
+    vfloat acc = {0};
+    int i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) acc += vf_load(x + i) * vf_load(y + i);
+    if (i < n) acc += vf_load_partial(x + i, n - i) * vf_load_partial(y + i, n - i);
+    return vf_sum(acc);
 }
 
 #endif

@@ -464,10 +464,9 @@ static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, 
                     const float *p_i = pi + (size_t)i * Tk;
                     float *dsi = t.ds + (size_t)i * ld;
                     if (drop.key) dropout_mul(dsi, dsi, nk, first + (uint64_t)(i0 + i) * Tk, &drop);
-                    double dot = 0.0;
-#pragma omp simd reduction(+ : dot)
-                    for (int j = 0; j < nk; j++) dot += (double)dsi[j] * p_i[j];
-                    for (int j = 0; j < nk; j++) dsi[j] = p_i[j] * (dsi[j] - (float)dot);
+                    const float dot = vec_dot(dsi, p_i, nk);
+#pragma omp simd
+                    for (int j = 0; j < nk; j++) dsi[j] = p_i[j] * (dsi[j] - dot);
                     if (a->p.u)
                         for (int j = 0; j < nk; j++) dcsh[(size_t)j * H] += d->scale * dsi[j];
                 }

@@ -1,7 +1,8 @@
 /* test_vecmath.c: the SIMD-friendly expf against libm over the float range (relative error),
- * its special values, the row helpers (exp with shift and sum, log-sum-exp, max, sum)
- * against double-precision loops, for lengths around the 16-lane vector width, and the partial
- * vector loads and stores (exactly n lanes, nothing beyond). */
+ * its special values, the row helpers (exp with shift and sum, log-sum-exp, max, sum, dot)
+ * against double-precision loops, for lengths around the 16-lane vector width, with a value
+ * after each row that no helper may read or write, and the partial vector loads and stores
+ * (exactly n lanes, nothing beyond). */
 #include <math.h>
 
 #include "rng.h"
@@ -24,6 +25,14 @@ static void check_partial(void) {
     }
 }
 
+/* max of x[0..n) without element skip, by the plain loop */
+static double vec_max_skipping(const float *x, int n, int skip) {
+    double mx = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (i != skip) mx = fmax(mx, x[i]);
+    return mx;
+}
+
 static float exp_lane0(float x) {
     vfloat v = {x};
     return vf_exp(v)[0];
@@ -42,16 +51,26 @@ int main(void) {
     EXPECT(isnan(exp_lane0(NAN)), "NaN stays NaN");
     EXPECT(exp_lane0(0.0f) == 1.0f, "exp(0) = %.9g", exp_lane0(0.0f));
     Rng r = rng_init(3, 0);
-    float x[70], y[71];
+    float x[71], y[71], w[71];
     const int lens[] = {1, 15, 16, 17, 33, 70};
     for (int k = 0; k < 6; k++) {
         int n = lens[k];
-        double mx = -INFINITY, sum = 0, lse = 0;
-        for (int i = 0; i < n; i++) x[i] = y[i] = (float)(20 * rng_next_double(&r) - 10), mx = fmax(mx, x[i]);
-        for (int i = 0; i < n; i++) sum += x[i], lse += exp((double)x[i] - mx);
+        double mx = -INFINITY, sum = 0, lse = 0, dot = 0;
+        for (int i = 0; i < n; i++) {
+            x[i] = y[i] = (float)(20 * rng_next_double(&r) - 10), mx = fmax(mx, x[i]);
+            w[i] = (float)rng_next_double(&r);
+        }
+        x[n] = w[n] = 1e30f;  // past the row: read, it would win the max and swamp the sums
+        for (int i = 0; i < n; i++) sum += x[i], lse += exp((double)x[i] - mx), dot += x[i] * w[i];
         lse = mx + log(lse);
         EXPECT(vec_max(x, n) == (float)mx, "vec_max n=%d", n);
         EXPECT(fabs(vec_sum(x, n) - sum) < 1e-4, "vec_sum n=%d", n);
+        EXPECT(fabs(vec_dot(x, w, n) - dot) < 1e-4, "vec_dot n=%d: %g vs %g", n, vec_dot(x, w, n),
+               dot);
+        x[n / 2] = NAN;  // passed over by the max
+        EXPECT(vec_max(x, n) == (n > 1 ? (float)vec_max_skipping(x, n, n / 2) : -INFINITY),
+               "vec_max n=%d with a NaN", n);
+        x[n / 2] = y[n / 2];
         EXPECT(fabs(vec_logsumexp(x, n) - lse) < 1e-5, "vec_logsumexp n=%d: %g vs %g", n,
                vec_logsumexp(x, n), lse);
         y[n] = -1.0f;  // past the row: the tail's partial vector must leave it
