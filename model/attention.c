@@ -247,6 +247,7 @@ static void transpose_pad(float *t, int ld, const float *x, long ldx, int n, int
 typedef struct CoreTiles {
     float *kt;  // (W, ld) the head's keys transposed
     float *vt;  // (Dh, ld) the head's values transposed (backward)
+    float *f;   // (rows, Tk) a block's dropout factors (with dropout on)
     float *pd;  // (rows, ld) a block's dropped probabilities
     float *ds;  // (rows, ld) their gradient, then the scores' (backward)
     float *qm;  // (rows, W) the head's queries when the mode mixes them
@@ -262,10 +263,11 @@ typedef struct CoreWork {
 
 static size_t tiles_layout(CoreTiles *t, float *base, const AttnDims *d, int Tq, int Tk) {
     const size_t ld = align16(Tk), rows = min_i(ROWS, Tq);
-    size_t sizes[] = {d->W * ld, d->Dh * ld, rows * ld, rows * ld, rows * d->W, rows * d->W};
-    float **slots[] = {&t->kt, &t->vt, &t->pd, &t->ds, &t->qm, &t->gq};
+    size_t sizes[] = {d->W * ld, d->Dh * ld, rows * Tk,  rows * ld,
+                      rows * ld, rows * d->W, rows * d->W};
+    float **slots[] = {&t->kt, &t->vt, &t->f, &t->pd, &t->ds, &t->qm, &t->gq};
     size_t at = 0;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         *slots[i] = base ? base + at : NULL;
         at += align16(sizes[i]);
     }
@@ -349,15 +351,23 @@ static void softmax_prefix(float *s, int n, int Tk) {
 
 /* A block's dropped probabilities (rb, nk), rows *ldp apart: pi (rows Tk apart) itself without
  * dropout, else pi times the mask regenerated from index `first` (of pi's first element) in the
- * thread's tile. Forward and backward both read them from here, so their masks agree. */
+ * thread's tile. The block's factors are made at once, in index order (its rows are Tk apart in
+ * the mask as in pi), and stay in t->f for backward. Forward and backward both read them from
+ * here, so their masks agree. */
 static const float *dropped_block(const CoreTiles *t, const float *pi, int rb, int nk, int Tk,
                                   uint64_t first, const Dropout *drop, long *ldp) {
     *ldp = Tk;
     if (!drop->key) return pi;
     const int ld = (int)align16(Tk);
-    for (int i = 0; i < rb; i++)
-        dropout_mul(t->pd + (size_t)i * ld, pi + (size_t)i * Tk, nk, first + (uint64_t)i * Tk,
-                    drop);
+    const long n = (long)(rb - 1) * Tk + nk;  // up to the last row's last visible key
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK)
+        dropout_factors(t->f + c0, first + (uint64_t)c0, dropout_chunk_len(c0, n), drop);
+    for (int i = 0; i < rb; i++) {
+        const float *fi = t->f + (size_t)i * Tk, *p_i = pi + (size_t)i * Tk;
+        float *pdi = t->pd + (size_t)i * ld;
+#pragma omp simd
+        for (int j = 0; j < nk; j++) pdi[j] = p_i[j] * fi[j];
+    }
     *ldp = ld;
     return t->pd;
 }
@@ -459,11 +469,14 @@ static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, 
                 tile_mm(rb, Dh, nk, 1.0f, pd, ldp, 1, vh, D, Dh, w->o + ro * D + h * Dh, D, false);
                 tile_mm(rb, nk, Dh, 1.0f, doh, D, 1, t.vt, ld, ld, t.ds, ld, false);
                 tile_mm(nk, Dh, rb, 1.0f, pd, 1, ldp, doh, D, Dh, dvh, D, true);
-                // through dropout, then softmax: dS = p * (dp - rowsum(dp * p)); masked p are 0
+                // through dropout (the block's factors in t.f), then softmax:
+                // dS = p * (dp - rowsum(dp * p)); masked p are 0
                 for (int i = 0; i < rb; i++) {
-                    const float *p_i = pi + (size_t)i * Tk;
+                    const float *p_i = pi + (size_t)i * Tk, *fi = t.f + (size_t)i * Tk;
                     float *dsi = t.ds + (size_t)i * ld;
-                    if (drop.key) dropout_mul(dsi, dsi, nk, first + (uint64_t)(i0 + i) * Tk, &drop);
+                    if (drop.key)
+#pragma omp simd
+                        for (int j = 0; j < nk; j++) dsi[j] *= fi[j];
                     const float dot = vec_dot(dsi, p_i, nk);
 #pragma omp simd
                     for (int j = 0; j < nk; j++) dsi[j] = p_i[j] * (dsi[j] - dot);
