@@ -159,10 +159,27 @@ static inline float vec_max(const float *x, int n) {
 
 /* sum of x[0..n) */
 static inline float vec_sum(const float *x, int n) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int i = 0; i < n; i++) s += x[i];
-    return s;
+    vfloat acc = {0};
+    int i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) acc += vf_load(x + i);
+    if (i < n) acc += vf_load_partial(x + i, n - i);
+    return vf_sum(acc);
+}
+
+/* sum of (x[i] - m)^2 over i < n */
+static inline float vec_sum_sq_dev(const float *x, float m, int n) {
+    vfloat acc = {0};
+    int i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) {
+        vfloat d = vf_load(x + i) - m;
+        acc += d * d;
+    }
+    if (i < n) {
+        vfloat d = vf_load_partial(x + i, n - i) - m;
+        d = vf_select(vf_first_lanes(n - i), d, (vfloat){0});
+        acc += d * d;
+    }
+    return vf_sum(acc);
 }
 
 /* x[i] = exp(x[i] - shift); returns the sum */

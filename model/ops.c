@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rng.h"
+#include "vecmath.h"
 
 Dropout dropout_make(const Ctx *c, float p, int site) {
     Dropout d = {0, 0, 1.0f};
@@ -67,14 +68,8 @@ void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const
 #pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
     for (int i = 0; i < N; i++) {
         const float *xi = x + (long)i * D;
-        double s = 0.0;
-#pragma omp simd reduction(+ : s)
-        for (int j = 0; j < D; j++) s += xi[j];
-        float m = (float)(s / D);
-        double v = 0.0;
-#pragma omp simd reduction(+ : v)
-        for (int j = 0; j < D; j++) v += (double)(xi[j] - m) * (xi[j] - m);
-        float r = (float)(1.0 / sqrt(v / D + 1e-5));
+        float m = vec_sum(xi, D) / D;
+        float r = (float)(1.0 / sqrt((double)vec_sum_sq_dev(xi, m, D) / D + 1e-5));
         mean[i] = m, rstd[i] = r;
     }
     layernorm_apply(y, x, mean, rstd, g, b, N, D);
@@ -100,14 +95,15 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
         float *dxi = dx + (long)i * D;
         const float *resi = res ? res + (long)i * D : NULL;
         float m = mean[i], r = rstd[i];
-        double sum_dyg = 0.0, sum_dyg_xhat = 0.0;
-#pragma omp simd reduction(+ : sum_dyg, sum_dyg_xhat)
-        for (int j = 0; j < D; j++) {
-            float dyg = dyi[j] * g[j], xhat = (xi[j] - m) * r;
-            sum_dyg += dyg;
-            sum_dyg_xhat += (double)dyg * xhat;
+        // the sums of dy*g and of dy*g*xhat, in vectors (short rows: latency-bound)
+        vfloat s_dyg = {0}, s_dyg_xhat = {0};
+        for (int j = 0; j < D; j += VF_LANES) {
+            int n = D - j < VF_LANES ? D - j : VF_LANES;
+            vfloat dyg = vf_load_partial(dyi + j, n) * vf_load_partial(g + j, n);
+            s_dyg += dyg;
+            s_dyg_xhat += dyg * ((vf_load_partial(xi + j, n) - m) * r);  // 0 where dyg is
         }
-        float a = (float)(sum_dyg / D), bb = (float)(sum_dyg_xhat / D);
+        float a = vf_sum(s_dyg) / D, bb = vf_sum(s_dyg_xhat) / D;
         for (int j = 0; j < D; j++) {
             float xhat = (xi[j] - m) * r;
             dxi[j] = (resi ? resi[j] : 0.0f) + r * (dyi[j] * g[j] - a - xhat * bb);

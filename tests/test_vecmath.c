@@ -1,5 +1,6 @@
 /* test_vecmath.c: the SIMD-friendly expf against libm over the float range (relative error),
- * its special values, the row helpers (exp with shift and sum, log-sum-exp, max, sum, dot)
+ * its special values, the row helpers (exp with shift and sum, log-sum-exp, max, sum, sum of
+ * squared deviations, dot)
  * against double-precision loops, for lengths around the 16-lane vector width, with a value
  * after each row that no helper may read or write, and the partial vector loads and stores
  * (exactly n lanes, nothing beyond). */
@@ -55,7 +56,7 @@ int main(void) {
     const int lens[] = {1, 15, 16, 17, 33, 70};
     for (int k = 0; k < 6; k++) {
         int n = lens[k];
-        double mx = -INFINITY, sum = 0, lse = 0, dot = 0;
+        double mx = -INFINITY, sum = 0, lse = 0, dot = 0, sq_dev = 0;
         for (int i = 0; i < n; i++) {
             x[i] = y[i] = (float)(20 * rng_next_double(&r) - 10), mx = fmax(mx, x[i]);
             w[i] = (float)rng_next_double(&r);
@@ -63,8 +64,10 @@ int main(void) {
         x[n] = w[n] = 1e30f;  // past the row: read, it would win the max and swamp the sums
         for (int i = 0; i < n; i++) sum += x[i], lse += exp((double)x[i] - mx), dot += x[i] * w[i];
         lse = mx + log(lse);
+        for (int i = 0; i < n; i++) sq_dev += (x[i] - 0.5) * (x[i] - 0.5);
         EXPECT(vec_max(x, n) == (float)mx, "vec_max n=%d", n);
         EXPECT(fabs(vec_sum(x, n) - sum) < 1e-4, "vec_sum n=%d", n);
+        EXPECT(fabs(vec_sum_sq_dev(x, 0.5f, n) - sq_dev) < 1e-5 * sq_dev, "vec_sum_sq_dev n=%d", n);
         EXPECT(fabs(vec_dot(x, w, n) - dot) < 1e-4, "vec_dot n=%d: %g vs %g", n, vec_dot(x, w, n),
                dot);
         x[n / 2] = NAN;  // passed over by the max
