@@ -10,7 +10,9 @@
 #   sweep.md, sweep.csv           mode, D~k, attention and total parameters, BLEU, chrF, the paired
 #                                 bootstrap mean and 95% interval and p-value against the
 #                                 baseline, the update of the evaluated (best) checkpoint and the
-#                                 training hours to it, training tokens/s, decoding sentences/s
+#                                 training hours to it (at the run's median seconds per update:
+#                                 pauses and other jobs on the machine left out), training
+#                                 tokens/s, decoding sentences/s
 #                                 (sweep.csv also the run's validation BLEU at its best checkpoint
 #                                 and its last validation NLL)
 #   sweep.png                     BLEU against D~k for both modes, parameters on a second axis
@@ -26,8 +28,8 @@
 # sweep-avgN-seeds.csv, sweep-avgN.png, with the run's last update and hours in place of the best
 # checkpoint's (records eval-avgN.json and test-avgN.hyp; the average is RUN/average-lastN.ckpt).
 # A finished point's record is its eval.json, test.hyp and train.json (the best checkpoint's
-# update, training time and validation BLEU and NLL, the run's updates, median tokens/s and last
-# validation), in its run directory or, with --results DIR, in DIR/RUN (about 100 KB each, small
+# update, training time and validation BLEU and NLL, the run's updates, median tokens/s and
+# seconds per update, and last validation), in its run directory or, with --results DIR, in DIR/RUN (about 100 KB each, small
 # enough to commit): a point recorded there is not trained again, so a long sweep goes on from
 # its records on another machine, without its run directories.
 # Paths are taken from the current directory. nmt is $NMT, else the one on PATH, else the
@@ -85,9 +87,20 @@ timed = [r for r in log if r["type"] in ("train", "valid")]  # start/resume reco
 train = [r["tokens_per_s"] for r in timed if r["type"] == "train"]
 valid = [r for r in timed if r["type"] == "valid"]
 best = [r for r in valid if r["best"]][-1]  # checkpoint.best's
+# seconds per update between consecutive train records of one process (a start or resume begins
+# another): their median leaves out the stretches a run was paused or shared the machine
+pace, prev = [], None
+for r in log:
+    if r["type"] in ("start", "resume"):
+        prev = None
+    elif r["type"] == "train":
+        if prev and r["update"] > prev["update"]:
+            pace.append((r["elapsed"] - prev["elapsed"]) / (r["update"] - prev["update"]))
+        prev = r
 print(json.dumps(dict(best_update=best["update"], best_elapsed_s=best["elapsed"],
                       updates=max(r["update"] for r in log), elapsed_s=timed[-1]["elapsed"],
                       train_tok_s=statistics.median(train) if train else 0,
+                      s_per_update=statistics.median(pace) if pace else None,
                       best_valid_bleu=best.get("bleu"), best_valid_nll=best["nll"],
                       last_valid_bleu=valid[-1].get("bleu"), last_valid_nll=valid[-1]["nll"])))
 PY
@@ -156,10 +169,18 @@ upd, hrs = ("last_update", "hours") if kind else ("best_update", "best_hours")
 evaluated = (f"evaluated: the average of each run's last {kind[4:]} checkpoints (the run's last "
              "update, its training hours)" if kind else
              "evaluated: each run's best checkpoint (its update, the training hours to it)")
+evaluated += ("; hours at the run's median seconds per update (pauses and other jobs left out; "
+              "wall time for records without it)")
 upd_head = "last update | hours" if kind else "best at update | hours to it"
 
 def record(mode, dk, seed):
     return os.path.join(out, f"{mode}-{dk}" + (f"-seed{seed}" if seed else ""))
+
+def hours(tr):  # to the evaluated model: at the run's median pace, else (older records) wall time
+    update = tr["updates"] if kind else tr["best_update"]
+    if tr.get("s_per_update") is not None:
+        return update * tr["s_per_update"] / 3600
+    return (tr["elapsed_s"] if kind else tr["best_elapsed_s"]) / 3600
 
 rows = []  # one per point and seed
 no_bootstrap = dict(mean=None, ci=None, p_value=None)  # a baseline alone
@@ -175,8 +196,7 @@ for seed in seeds or [None]:
         rows.append(dict(mode=mode, dk=int(dk), seed=seed, attention_params=ev["attention_params"],
                          params=ev["params"], bleu=ev["bleu"], chrf=ev["chrf"], bs_mean=b["mean"],
                          bs_ci=b["ci"], p_value=b["p_value"],
-                         **{upd: tr["updates"] if kind else tr["best_update"],
-                            hrs: (tr["elapsed_s"] if kind else tr["best_elapsed_s"]) / 3600},
+                         **{upd: tr["updates"] if kind else tr["best_update"], hrs: hours(tr)},
                          train_tok_s=tr["train_tok_s"], decode_sent_s=ev["sentences_per_s"],
                          # the run's validations (absent from records made before they were kept)
                          best_valid_bleu=tr.get("best_valid_bleu"),

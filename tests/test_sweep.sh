@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # test_sweep.sh NMT: scripts/sweep-dk.sh on tiny runs of 10 updates: without --seeds one run per
-# point and the table as before, with the update of the best checkpoint and the run's
-# validations; with --results the records kept apart with the tables beside them, enough to
-# rebuild the table without the run directories; with --seeds one run per point and seed
-# (train.seed), per point the mean and standard deviation over the seeds, the paired bootstrap of
-# each seed against the baseline of that seed, and finished runs reused when it runs again; with
-# --average the same tables for each run's average of its last checkpoints.
+# point and the table as before, with the update of the best checkpoint and the run's validations,
+# and the hours at the run's median pace (a pause does not count); with --results the records kept
+# apart with the tables beside them, enough to rebuild the table without the run directories; with
+# --seeds one run per point and seed (train.seed), per point the mean and standard deviation over
+# the seeds, the paired bootstrap of each seed against the baseline of that seed, and finished runs
+# reused when it runs again; with --average the same tables for each run's average of its last
+# checkpoints.
 set -uo pipefail
 NMT=$1
 sweep="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/sweep-dk.sh"
@@ -39,6 +40,27 @@ print([r for r in v if r['best']][-1]['bleu'], v[-1]['nll'])" one/$run/train.jso
     check "--results: $run's record kept apart" \
         test -f one-rec/$run/eval.json -a -f one-rec/$run/test.hyp -a -f one-rec/$run/train.json
 done
+# hours at the run's median pace: an hour's pause after the run's first log line (its later
+# elapsed times shifted) leaves them as they were
+NMT=$NMT bash "$sweep" "${common[@]}" --set train.disp_freq=1 --concat 32 --out paced \
+    --results paced-rec > paced.out 2>&1 || { cat paced.out; echo "FAIL: sweep, a line per update"; }
+/usr/bin/python3 - paced/concat-32/train.jsonl <<'PY'
+import json, sys
+log = [json.loads(line) for line in open(sys.argv[1])]
+first = next(i for i, r in enumerate(log) if r["type"] == "train")
+for r in log[first + 1:]:
+    if "elapsed" in r:
+        r["elapsed"] += 3600
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in log))
+PY
+NMT=$NMT bash "$sweep" "${common[@]}" --concat 32 --out paced --results paused-rec > paused.out \
+    2>&1 || { cat paused.out; echo "FAIL: sweep of a paused run"; }
+hours_of() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["best_hours"] }' "$1"
+}
+check "hours at the median pace: a paused run's as before ($(hours_of paused-rec/sweep.csv))" \
+    test -n "$(hours_of paced-rec/sweep.csv)" -a "$(hours_of paused-rec/sweep.csv)" = \
+    "$(hours_of paced-rec/sweep.csv)"
 # the records alone rebuild the table: on another machine, without the run directories
 mv one-rec/sweep.csv first.csv && rm -rf one
 NMT=$NMT bash "$sweep" "${args[@]}" --out one --results one-rec > rec.out 2>&1 ||
