@@ -27,11 +27,11 @@
 # what the recipes ship) and writes the same tables for it: sweep-avgN.md, sweep-avgN.csv,
 # sweep-avgN-seeds.csv, sweep-avgN.png, with the run's last update and hours in place of the best
 # checkpoint's (records eval-avgN.json and test-avgN.hyp; the average is RUN/average-lastN.ckpt).
-# A finished point's record is its eval.json, test.hyp and train.json (the best checkpoint's
-# update, training time and validation BLEU and NLL, the run's updates, median tokens/s and
-# seconds per update, and last validation), in its run directory or, with --results DIR, in DIR/RUN (about 100 KB each, small
-# enough to commit): a point recorded there is not trained again, so a long sweep goes on from
-# its records on another machine, without its run directories.
+# A finished point's record is its eval.json, test.hyp and train.json (the best checkpoint's update,
+# training time and validation BLEU and NLL, the run's updates, median tokens/s and seconds per
+# update, and last validation), in its run directory or, with --results DIR, in DIR/RUN (about 100
+# KB each, small enough to commit): a point recorded there is not trained again, so a long sweep
+# goes on from its records on another machine, without its run directories.
 # Paths are taken from the current directory. nmt is $NMT, else the one on PATH, else the
 # repository's build (built when missing).
 set -euo pipefail
@@ -176,8 +176,8 @@ upd_head = "last update | hours" if kind else "best at update | hours to it"
 def record(mode, dk, seed):
     return os.path.join(out, f"{mode}-{dk}" + (f"-seed{seed}" if seed else ""))
 
-def hours(tr):  # to the evaluated model: at the run's median pace, else (older records) wall time
-    update = tr["updates"] if kind else tr["best_update"]
+# hours to the evaluated model's update: at the run's median pace, else (older records) wall time
+def hours(tr, update):
     if tr.get("s_per_update") is not None:
         return update * tr["s_per_update"] / 3600
     return (tr["elapsed_s"] if kind else tr["best_elapsed_s"]) / 3600
@@ -192,11 +192,12 @@ for seed in seeds or [None]:
         d = record(mode, dk, seed)
         ev = json.load(open(os.path.join(d, f"eval{kind}.json")))
         tr = json.load(open(os.path.join(d, "train.json")))
+        update = tr["updates"] if kind else tr["best_update"]
         b = paired[i]["BLEU"]
         rows.append(dict(mode=mode, dk=int(dk), seed=seed, attention_params=ev["attention_params"],
                          params=ev["params"], bleu=ev["bleu"], chrf=ev["chrf"], bs_mean=b["mean"],
                          bs_ci=b["ci"], p_value=b["p_value"],
-                         **{upd: tr["updates"] if kind else tr["best_update"], hrs: hours(tr)},
+                         **{upd: update, hrs: hours(tr, update)},
                          train_tok_s=tr["train_tok_s"], decode_sent_s=ev["sentences_per_s"],
                          # the run's validations (absent from records made before they were kept)
                          best_valid_bleu=tr.get("best_valid_bleu"),

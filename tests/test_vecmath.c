@@ -1,9 +1,8 @@
-/* test_vecmath.c: the SIMD-friendly expf against libm over the float range (relative error),
- * its special values, the row helpers (exp with shift and sum, log-sum-exp, max, sum, sum of
- * squared deviations, dot)
- * against double-precision loops, for lengths around the 16-lane vector width, with a value
- * after each row that no helper may read or write, and the partial vector loads and stores
- * (exactly n lanes, nothing beyond). */
+/* test_vecmath.c: the SIMD-friendly expf against libm over the float range (relative error), its
+ * special values, the row helpers (exp with shift and sum, log-sum-exp, max, sum, sum of squared
+ * deviations, dot) against double-precision loops, for lengths around the 16-lane vector width,
+ * with a value after each row that no helper may read or write, and the partial vector loads and
+ * stores (exactly n lanes, nothing beyond). */
 #include <math.h>
 
 #include "rng.h"
