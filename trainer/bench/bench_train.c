@@ -4,7 +4,8 @@
  * (../shared/peers/torch_transformer_bench.py) does, so the two compare. Reports target
  * tokens/s and ms per step (medians over --steps after --warmup), the split by phase, the
  * step's matrix-product work (model/flops.h) as GFLOP/s and as a share of the FP32 FMA peak
- * measured on the same threads, and the peak RSS of the process. Under `mpirun -np N` every rank
+ * measured on the same threads, the time in the products issued through the GEMM interface against
+ * everything else, and the peak RSS of the process. Under `mpirun -np N` every rank
  * runs the step on batches of its own and the gradients are summed over the ranks as in training
  * (trainer/grad_sync.h, overlapped with backward unless train.dist_overlap is false): tokens/s
  * are then the job's, and the time waiting for the sums is reported; rank 0 prints. */
@@ -28,13 +29,59 @@
 #include "rss.h"
 #include "timer.h"
 
+/* The step's matrix products (every one but the attention core's, which runs its own kernel) go
+ * through this wrapper of the chosen backend, which sums their time and work: the share of the
+ * step they take, and so what the step would take if nothing else cost anything. A B packed once
+ * (gemm_pack_b) is packed by the inner backend and then marked as the wrapper's, so that its
+ * products are timed as well; the inner backend that packed it computes them. */
+static struct {
+    const GemmImpl *inner;      // the backend of train.gemm
+    const GemmImpl *packed_by;  // the backend that packs B for it (auto: its packed class's)
+    double seconds, flop;       // summed over the products since the last reset
+} timed;
+static const GemmImpl timed_gemm;
+
+static void timed_sgemm(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
+                        int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    double t0 = now_seconds();
+    timed.inner->sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    timed.seconds += now_seconds() - t0, timed.flop += 2.0 * M * N * K;
+}
+
+static void timed_sgemm_serial(bool ta, bool tb, int M, int N, int K, float alpha,
+                               const float *A, int lda, const float *B, int ldb, float beta,
+                               float *C, int ldc) {
+    // inside parallel loops, on every thread at once: counted in the phase that runs them
+    timed.inner->sgemm_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+static void timed_pack_b(GemmPackedB *p) {
+    double t0 = now_seconds();
+    gemm_pack_b(p, timed.inner, p->tb, p->K, p->N, p->B, p->ldb);
+    timed.packed_by = p->by, p->by = &timed_gemm;
+    timed.seconds += now_seconds() - t0;
+}
+
+static void timed_sgemm_packed(const GemmPackedB *p, int M, float alpha, const float *A,
+                               int lda, float beta, float *C, int ldc) {
+    GemmPackedB q = *p;
+    q.by = timed.packed_by;
+    double t0 = now_seconds();
+    sgemm_packed(&q, M, alpha, A, lda, beta, C, ldc);
+    timed.seconds += now_seconds() - t0, timed.flop += 2.0 * M * p->N * p->K;
+}
+
+static const GemmImpl timed_gemm = {"timed", "", timed_sgemm, timed_sgemm_serial, timed_pack_b,
+                                    timed_sgemm_packed};
+
 static void usage(FILE *out) {
     fprintf(out,
             "usage: nmt bench train -c CONFIG [-c MORE] [--set key=value] [--len 25]\n"
             "                       [--warmup 3] [--steps 10] [--json]\n\n"
             "Times training steps (forward, backward, AdamW) on synthetic batches of the\n"
             "config's train.batch_tokens with sentences of --len tokens on both sides, and\n"
-            "the step's matrix-product work as GFLOP/s and %% of the measured FP32 FMA peak.\n");
+            "the step's matrix-product work as GFLOP/s and %% of the measured FP32 FMA peak,\n"
+            "and the time in the matrix products against everything else.\n");
 }
 
 int bench_train(int argc, char **argv) {
@@ -65,13 +112,18 @@ int bench_train(int argc, char **argv) {
     for (long i = 0; i < (long)NBATCH * 3 * B * len; i++) tok[i] = 4 + (int32_t)rng_below(&r, V - 4);
     for (int b = 0; b < B; b++) lens[b] = len;
     AdamHyper h = {cfg.train.beta1, cfg.train.beta2, cfg.train.eps, cfg.train.weight_decay};
-    Ctx c = {.gemm = gemm, .seed = (uint64_t)cfg.train.seed, .train = true};
+    timed.inner = gemm;
+    Ctx c = {.gemm = &timed_gemm, .seed = (uint64_t)cfg.train.seed, .train = true};
     double *step_s = xcalloc(steps, sizeof(double)), phase[PHASE_COUNT] = {0}, opt_s = 0;
     double *wait_s = xcalloc(steps, sizeof(double));  // (steps) waiting for the gradient sums
+    double *products_s = xcalloc(steps, sizeof(double));  // (steps) in the matrix products
+    double *rest_s = xcalloc(steps, sizeof(double));      // (steps) everything else
+    double products_flop = 0;                              // per step
     for (int it = 0; it < warmup + steps; it++) {
         const int32_t *t = tok + (size_t)(it % NBATCH) * 3 * B * len;
         ModelBatch batch = {B, len, len, t, t + B * len, t + 2 * B * len, lens, lens};
         if (it == warmup) memset(m.seconds, 0, sizeof m.seconds);
+        timed.seconds = timed.flop = 0;
         double t0 = now_seconds();
         params_zero_grad(&m.params);
         LossStats st = {0};
@@ -87,12 +139,19 @@ int bench_train(int argc, char **argv) {
         grads_clip(&m.params, cfg.train.clip_norm);
         adam_step(&m.params, &h, 1e-4, it + 1);
         double t2 = now_seconds();
-        if (it >= warmup) step_s[it - warmup] = t2 - t0, opt_s += t2 - t1, wait_s[it - warmup] = sync.wait_s;
+        if (it >= warmup) {
+            const int i = it - warmup;
+            step_s[i] = t2 - t0, opt_s += t2 - t1, wait_s[i] = sync.wait_s;
+            products_s[i] = timed.seconds, rest_s[i] = step_s[i] - timed.seconds;
+            products_flop = timed.flop;
+        }
         sync.wait_s = 0;
     }
     for (int p = 0; p < PHASE_COUNT; p++) phase[p] = m.seconds[p] / steps * 1e3;
     opt_s = opt_s / steps * 1e3;
     double med = bench_median(step_s, steps), wait_med = bench_median(wait_s, steps);
+    const double products_med = bench_median(products_s, steps), rest_med = bench_median(rest_s, steps);
+    const double products_gflops = products_flop / 1e9 / products_med;
     long ntok = (long)B * len * nranks;
     double params_m = params_count(&m.params) / 1e6, rss = rss_peak_mb();
     const ModelMemory mem = model_memory(&m);
@@ -122,6 +181,9 @@ int bench_train(int argc, char **argv) {
         for (int p = 0; p < PHASE_COUNT; p++)
             if (phase_gflop[p] > 0)
                 printf(",\"gflops_%s\":%.2f", model_phase_names[p], phase_gflop[p] / (phase[p] / 1e3));
+        printf(",\"gflop_products\":%.4f,\"ms_products\":%.2f,\"gflops_products\":%.2f,"
+               "\"ms_rest\":%.2f",
+               products_flop / 1e9, products_med * 1e3, products_gflops, rest_med * 1e3);
         if (nranks > 1)
             printf(",\"ranks\":%d,\"overlap\":%s,\"ms_sync_wait\":%.2f", nranks,
                    cfg.train.dist_overlap ? "true" : "false", wait_med * 1e3);
@@ -153,9 +215,12 @@ int bench_train(int argc, char **argv) {
         for (int p = 0; p < PHASE_COUNT; p++)
             if (phase_gflop[p] > 0)
                 printf(" %s %.1f", model_phase_names[p], phase_gflop[p] / (phase[p] / 1e3));
-        printf("\n");
+        printf("\n  matrix products but the attention core's: %.1f ms/step = %.1f GFLOP/s = %.1f%% "
+               "of the peak; everything else %.1f ms/step\n",
+               products_med * 1e3, products_gflops, 100.0 * products_gflops / peak.gflops,
+               rest_med * 1e3);
     }
-    free(tok), free(lens), free(step_s), free(wait_s);
+    free(tok), free(lens), free(step_s), free(wait_s), free(products_s), free(rest_s);
     dist_finalize();
     model_free(&m);
     config_free(&cfg);
