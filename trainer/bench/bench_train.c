@@ -150,7 +150,8 @@ int bench_train(int argc, char **argv) {
     for (int p = 0; p < PHASE_COUNT; p++) phase[p] = m.seconds[p] / steps * 1e3;
     opt_s = opt_s / steps * 1e3;
     double med = bench_median(step_s, steps), wait_med = bench_median(wait_s, steps);
-    const double products_med = bench_median(products_s, steps), rest_med = bench_median(rest_s, steps);
+    const double products_med = bench_median(products_s, steps);
+    const double rest_med = bench_median(rest_s, steps);
     const double products_gflops = products_flop / 1e9 / products_med;
     long ntok = (long)B * len * nranks;
     double params_m = params_count(&m.params) / 1e6, rss = rss_peak_mb();
