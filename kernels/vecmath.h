@@ -142,28 +142,35 @@ static inline vfloat vf_exp(vfloat x) {
     return vf_select(x > hi, zero + INFINITY, e);
 }
 
-/* max of x[0..n) (NaN elements are passed over; -inf for n = 0) */
-static inline float vec_max(const float *x, int n) {
-    vfloat mx = vf_splat(-INFINITY);
+/* The max of x[0..n) (NaN elements are passed over; -inf for n = 0), and in *sum their sum, in one
+ * pass: the two chains of dependent operations run side by side. Inlined, an unused result costs
+ * nothing: vec_max and vec_sum are this function. */
+static inline float vec_max_sum(const float *x, int n, float *sum) {
+    vfloat mx = vf_splat(-INFINITY), acc = {0};
     int i = 0;
     for (; i + VF_LANES <= n; i += VF_LANES) {
         vfloat v = vf_load(x + i);
         mx = vf_select(v > mx, v, mx);
+        acc += v;
     }
     if (i < n) {
         vfloat v = vf_load_partial(x + i, n - i);
         mx = vf_select(vf_first_lanes(n - i) & (v > mx), v, mx);
+        acc += v;
     }
+    *sum = vf_sum(acc);
     return vf_max(mx);
 }
 
-/* sum of x[0..n) */
+static inline float vec_max(const float *x, int n) {
+    float sum;
+    return vec_max_sum(x, n, &sum);
+}
+
 static inline float vec_sum(const float *x, int n) {
-    vfloat acc = {0};
-    int i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) acc += vf_load(x + i);
-    if (i < n) acc += vf_load_partial(x + i, n - i);
-    return vf_sum(acc);
+    float sum;
+    vec_max_sum(x, n, &sum);
+    return sum;
 }
 
 /* sum of (x[i] - m)^2 over i < n */

@@ -48,8 +48,9 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
                 if (dh) memset(zi, 0, sizeof(float) * V);
                 continue;
             }
-            double sum_z = vec_sum(zi, V), z_y = zi[y];
-            float mx = vec_max(zi, V), sum_e = vec_exp_shift(zi, V, mx);  // zi = exp(z - max)
+            float sum_zf, mx = vec_max_sum(zi, V, &sum_zf);
+            double sum_z = sum_zf, z_y = zi[y];
+            float sum_e = vec_exp_shift(zi, V, mx);  // zi = exp(z - max)
             double lse = mx + log((double)sum_e);
             double nll = lse - z_y, sum_logp = sum_z - (double)V * lse;
             row[2 * i] = (1.0 - eps - eps_i) * nll - eps_i * sum_logp;

@@ -1,8 +1,8 @@
 /* test_vecmath.c: the SIMD-friendly expf against libm over the float range (relative error), its
- * special values, the row helpers (exp with shift and sum, log-sum-exp, max, sum, sum of squared
- * deviations, dot) against double-precision loops, for lengths around the 16-lane vector width,
- * with a value after each row that no helper may read or write, and the partial vector loads and
- * stores (exactly n lanes, nothing beyond). */
+ * special values, the row helpers (exp with shift and sum, log-sum-exp, max, sum, both in one
+ * pass, sum of squared deviations, dot) against double-precision loops, for lengths around the
+ * 16-lane vector width, with a value after each row that no helper may read or write, and the
+ * partial vector loads and stores (exactly n lanes, nothing beyond). */
 #include <math.h>
 
 #include "rng.h"
@@ -66,6 +66,8 @@ int main(void) {
         for (int i = 0; i < n; i++) sq_dev += (x[i] - 0.5) * (x[i] - 0.5);
         EXPECT(vec_max(x, n) == (float)mx, "vec_max n=%d", n);
         EXPECT(fabs(vec_sum(x, n) - sum) < 1e-4, "vec_sum n=%d", n);
+        float both_sum, both_max = vec_max_sum(x, n, &both_sum);
+        EXPECT(both_max == (float)mx && fabs(both_sum - sum) < 1e-4, "vec_max_sum n=%d", n);
         EXPECT(fabs(vec_sum_sq_dev(x, 0.5f, n) - sq_dev) < 1e-5 * sq_dev, "vec_sum_sq_dev n=%d", n);
         EXPECT(fabs(vec_dot(x, w, n) - dot) < 1e-4, "vec_dot n=%d: %g vs %g", n, vec_dot(x, w, n),
                dot);
