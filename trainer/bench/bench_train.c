@@ -4,9 +4,9 @@
  * (../shared/peers/torch_transformer_bench.py) does, so the two compare. Reports target
  * tokens/s and ms per step (medians over --steps after --warmup), the split by phase, the
  * step's matrix-product work (model/flops.h) as GFLOP/s and as a share of the FP32 FMA peak
- * measured on the same threads, the time in the products issued through the GEMM interface against
- * everything else, and the peak RSS of the process. Under `mpirun -np N` every rank
- * runs the step on batches of its own and the gradients are summed over the ranks as in training
+ * measured on the same threads, the time in the products issued through the GEMM interface
+ * against everything else, and the peak RSS of the process. Under `mpirun -np N` every rank runs
+ * the step on batches of its own and the gradients are summed over the ranks as in training
  * (trainer/grad_sync.h, overlapped with backward unless train.dist_overlap is false): tokens/s
  * are then the job's, and the time waiting for the sums is reported; rank 0 prints. */
 #include <stdio.h>
