@@ -345,9 +345,12 @@ const float *sublayer_in(const Model *m, const Sublayer *s, SubState st, const f
 
 const float *sublayer_out(const Model *m, const Sublayer *s, SubState st, const float *x,
                           const float *f, float *out, int N, Dropout mask) {
-    residual_forward(st.saved, x, f, (long)N * m->D, mask);
-    if (m->pre_norm) return st.saved;
-    layernorm_forward(out, st.mean, st.rstd, st.saved, s->ln.g, s->ln.b, N, m->D);
+    if (m->pre_norm) {
+        residual_forward(st.saved, x, f, (long)N * m->D, mask);
+        return st.saved;
+    }
+    residual_layernorm_forward(out, st.saved, st.mean, st.rstd, x, f, s->ln.g, s->ln.b, N, m->D,
+                               mask);
     return out;
 }
 

@@ -63,26 +63,33 @@ void colsum_add(float *db, const float *x, int N, int D) {
     }
 }
 
+/* One row of D: y_i = (x_i - mean) * rstd * g + b. */
+static inline void layernorm_row(float *yi, const float *xi, float m, float r, const float *g,
+                                 const float *b, int D) {
+    for (int j = 0; j < D; j++) yi[j] = (xi[j] - m) * r * g[j] + b[j];
+}
+
+/* One row of D normalized while it is in cache: its statistics into *mean, *rstd, then y_i. */
+static inline void layernorm_row_forward(float *yi, float *mean, float *rstd, const float *xi,
+                                         const float *g, const float *b, int D) {
+    float m = vec_sum(xi, D) / D;
+    float r = (float)(1.0 / sqrt((double)vec_sum_sq_dev(xi, m, D) / D + 1e-5));
+    *mean = m, *rstd = r;
+    layernorm_row(yi, xi, m, r, g, b, D);
+}
+
 void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
                        const float *b, int N, int D) {
 #pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
-    for (int i = 0; i < N; i++) {
-        const float *xi = x + (long)i * D;
-        float m = vec_sum(xi, D) / D;
-        float r = (float)(1.0 / sqrt((double)vec_sum_sq_dev(xi, m, D) / D + 1e-5));
-        mean[i] = m, rstd[i] = r;
-    }
-    layernorm_apply(y, x, mean, rstd, g, b, N, D);
+    for (int i = 0; i < N; i++)
+        layernorm_row_forward(y + (long)i * D, mean + i, rstd + i, x + (long)i * D, g, b, D);
 }
 
 void layernorm_apply(float *y, const float *x, const float *mean, const float *rstd,
                      const float *g, const float *b, int N, int D) {
 #pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
-    for (int i = 0; i < N; i++) {
-        const float *xi = x + (long)i * D;
-        float *yi = y + (long)i * D;
-        for (int j = 0; j < D; j++) yi[j] = (xi[j] - mean[i]) * rstd[i] * g[j] + b[j];
-    }
+    for (int i = 0; i < N; i++)
+        layernorm_row(y + (long)i * D, x + (long)i * D, mean[i], rstd[i], g, b, D);
 }
 
 void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *res,
@@ -155,6 +162,27 @@ void residual_forward(float *out, const float *x, const float *f, long n, Dropou
         float factor[DROPOUT_CHUNK];
         int m = chunk_factors(factor, c0, n, &d);
         for (int e = 0; e < m; e++) out[c0 + e] = x[c0 + e] + f[c0 + e] * factor[e];
+    }
+}
+
+void residual_layernorm_forward(float *y, float *sum, float *mean, float *rstd, const float *x,
+                                const float *f, const float *g, const float *b, int N, int D,
+                                Dropout d) {
+#pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
+    for (int i = 0; i < N; i++) {
+        const long row = (long)i * D;
+        const float *xi = x + row, *fi = f + row;
+        float *si = sum + row;
+        if (!d.key) {
+            for (int j = 0; j < D; j++) si[j] = xi[j] + fi[j];
+        } else {
+            for (int j0 = 0; j0 < D; j0 += DROPOUT_CHUNK) {
+                float factor[DROPOUT_CHUNK];
+                int m = chunk_factors(factor, row + j0, row + D, &d);
+                for (int e = 0; e < m; e++) si[j0 + e] = xi[j0 + e] + fi[j0 + e] * factor[e];
+            }
+        }
+        layernorm_row_forward(y + row, mean + i, rstd + i, si, g, b, D);
     }
 }
 

@@ -111,6 +111,12 @@ void dropout_apply(float *out, const float *x, long n, Dropout d);
 
 /* out = x + dropout(f) */
 void residual_forward(float *out, const float *x, const float *f, long n, Dropout d);
+/* sum (N, D) = x + dropout(f), then y (N, D) = layernorm_forward(sum) with mean, rstd (N) saved,
+ * row by row while each row is in cache: residual_forward and layernorm_forward in one pass, the
+ * same values. x, f (N, D), g, b (D); y may be x. */
+void residual_layernorm_forward(float *y, float *sum, float *mean, float *rstd, const float *x,
+                                const float *f, const float *g, const float *b, int N, int D,
+                                Dropout d);
 
 /* h = dropout(relu(x)), h may be x. */
 void relu_dropout_forward(float *h, const float *x, long n, Dropout d);

@@ -1,8 +1,9 @@
 /* test_gradcheck.c: finite differences for every op and block with a hand-written backward:
- * LayerNorm, embedding, the label-smoothed loss, FFN (with dropout; ReLU kinks skipped), both
- * attention implementations in self (padded, causal) and cross form with and without dropout
- * (also at sizes that span several of the fused core's row blocks and column tiles), and the
- * whole tiny model in both attention modes and both norm orders. */
+ * LayerNorm (and its forward fused with the residual, against the two apart), embedding, the
+ * label-smoothed loss, FFN (with dropout; ReLU kinks skipped), both attention implementations in
+ * self (padded, causal) and cross form with and without dropout (also at sizes that span several
+ * of the fused core's row blocks and column tiles), and the whole tiny model in both attention
+ * modes and both norm orders. */
 #include <float.h>
 #include <math.h>
 #include <omp.h>
@@ -422,11 +423,41 @@ static void check_dropout_mul(void) {
     free(x), free(out);
 }
 
+/* residual_layernorm_forward is residual_forward then layernorm_forward, to the bit: rows whose
+ * first element is not a multiple of 4 (D = 37) and rows longer than a dropout chunk. */
+static void check_residual_layernorm(void) {
+    Rng r = rng_init(5, 0);
+    Ctx on = {.seed = 4, .step = 1, .train = true}, off = {.train = false};
+    const int N = 3, sizes[] = {37, DROPOUT_CHUNK + 37};
+    for (int si = 0; si < 2; si++)
+        for (int train = 0; train < 2; train++) {
+            const int D = sizes[si];
+            const long n = (long)N * D;
+            Dropout d = dropout_make(train ? &on : &off, 0.3f, 2);
+            float *x = randv(n, 2, &r), *f = randv(n, 1, &r), *g = randv(D, 1, &r);
+            float *b = randv(D, 1, &r);
+            float *sum = unset(n), *y = unset(n), *stats = unset(2 * N);  // (N, D) (N, D) (2, N)
+            float *sum_ref = unset(n), *y_ref = unset(n), *stats_ref = unset(2 * N);
+            residual_layernorm_forward(y, sum, stats, stats + N, x, f, g, b, N, D, d);
+            residual_forward(sum_ref, x, f, n, d);
+            layernorm_forward(y_ref, stats_ref, stats_ref + N, sum_ref, g, b, N, D);
+            bool same = !memcmp(sum, sum_ref, sizeof(float) * n) &&
+                        !memcmp(y, y_ref, sizeof(float) * n) &&
+                        !memcmp(stats, stats_ref, sizeof(float) * 2 * N);
+            EXPECT(same,
+                   "residual_layernorm_forward (D %d, dropout %s) differs from residual_forward "
+                   "then layernorm_forward", D, train ? "on" : "off");
+            free(x), free(f), free(g), free(b), free(sum), free(y), free(stats);
+            free(sum_ref), free(y_ref), free(stats_ref);
+        }
+}
+
 int main(void) {
     gemm = gemm_select("auto");
     check_dropout_rate();
     check_dropout_mul();
     check_layernorm();
+    check_residual_layernorm();
     check_embedding();
     check_loss();
     check_loss_chunks();
