@@ -40,27 +40,41 @@ print([r for r in v if r['best']][-1]['bleu'], v[-1]['nll'])" one/$run/train.jso
     check "--results: $run's record kept apart" \
         test -f one-rec/$run/eval.json -a -f one-rec/$run/test.hyp -a -f one-rec/$run/train.json
 done
-# hours at the run's median pace: an hour's pause after the run's first log line (its later
-# elapsed times shifted) leaves them as they were
+# hours at the run's median pace: the run's log given an even pace of 0.25 s per update (its
+# measured times depend on the machine's load), then an hour's pause after its first line (its
+# later elapsed times shifted), gives the same hours
 NMT=$NMT bash "$sweep" "${common[@]}" --set train.disp_freq=1 --concat 32 --out paced \
     --results paced-rec > paced.out 2>&1 || { cat paced.out; echo "FAIL: sweep, a line per update"; }
-/usr/bin/python3 - paced/concat-32/train.jsonl <<'PY'
+retime() {  # retime LOG PAUSE_S: elapsed = 0.25 s per update, PAUSE_S more after the first line
+    /usr/bin/python3 - "$@" <<'PY'
 import json, sys
 log = [json.loads(line) for line in open(sys.argv[1])]
 first = next(i for i, r in enumerate(log) if r["type"] == "train")
-for r in log[first + 1:]:
-    if "elapsed" in r:
-        r["elapsed"] += 3600
+for i, r in enumerate(log):
+    if "elapsed" in r and "update" in r:
+        r["elapsed"] = 0.25 * r["update"] + (float(sys.argv[2]) if i > first else 0)
 open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in log))
 PY
+}
+retime paced/concat-32/train.jsonl 0
+NMT=$NMT bash "$sweep" "${common[@]}" --concat 32 --out paced --results even-rec > even.out \
+    2>&1 || { cat even.out; echo "FAIL: sweep of an evenly paced run"; }
+retime paced/concat-32/train.jsonl 3600
 NMT=$NMT bash "$sweep" "${common[@]}" --concat 32 --out paced --results paused-rec > paused.out \
     2>&1 || { cat paused.out; echo "FAIL: sweep of a paused run"; }
 hours_of() {
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["best_hours"] }' "$1"
 }
+best_of() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["best_update"] }' "$1"
+}
+check "hours at the median pace: 0.25 s per update to update $(best_of even-rec/sweep.csv) is \
+$(hours_of even-rec/sweep.csv)" /usr/bin/python3 -c "import sys
+sys.exit(abs(float(sys.argv[1]) - 0.25 * int(sys.argv[2]) / 3600) > 1e-9)" \
+    "$(hours_of even-rec/sweep.csv)" "$(best_of even-rec/sweep.csv)"
 check "hours at the median pace: a paused run's as before ($(hours_of paused-rec/sweep.csv))" \
-    test -n "$(hours_of paced-rec/sweep.csv)" -a "$(hours_of paused-rec/sweep.csv)" = \
-    "$(hours_of paced-rec/sweep.csv)"
+    test -n "$(hours_of even-rec/sweep.csv)" -a "$(hours_of paused-rec/sweep.csv)" = \
+    "$(hours_of even-rec/sweep.csv)"
 # the records alone rebuild the table: on another machine, without the run directories
 mv one-rec/sweep.csv first.csv && rm -rf one
 NMT=$NMT bash "$sweep" "${args[@]}" --out one --results one-rec > rec.out 2>&1 ||
