@@ -151,6 +151,20 @@ void dropout_apply(float *out, const float *x, long n, Dropout d) {
         dropout_mul(out + c0, x + c0, dropout_chunk_len(c0, n), (uint64_t)c0, &d);
 }
 
+/* out[e] = x[e] + dropout(f)[e] for the n elements from element `first` on. */
+static void residual_span(float *out, const float *x, const float *f, long first, long n,
+                          const Dropout *d) {
+    if (!d->key) {
+        for (long e = 0; e < n; e++) out[e] = x[e] + f[e];
+        return;
+    }
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
+        float factor[DROPOUT_CHUNK];
+        int m = chunk_factors(factor, first + c0, first + n, d);
+        for (int e = 0; e < m; e++) out[c0 + e] = x[c0 + e] + f[c0 + e] * factor[e];
+    }
+}
+
 void residual_forward(float *out, const float *x, const float *f, long n, Dropout d) {
     if (!d.key) {
 #pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
@@ -158,11 +172,8 @@ void residual_forward(float *out, const float *x, const float *f, long n, Dropou
         return;
     }
 #pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
-        float factor[DROPOUT_CHUNK];
-        int m = chunk_factors(factor, c0, n, &d);
-        for (int e = 0; e < m; e++) out[c0 + e] = x[c0 + e] + f[c0 + e] * factor[e];
-    }
+    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK)
+        residual_span(out + c0, x + c0, f + c0, c0, dropout_chunk_len(c0, n), &d);
 }
 
 void residual_layernorm_forward(float *y, float *sum, float *mean, float *rstd, const float *x,
@@ -171,18 +182,8 @@ void residual_layernorm_forward(float *y, float *sum, float *mean, float *rstd, 
 #pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
     for (int i = 0; i < N; i++) {
         const long row = (long)i * D;
-        const float *xi = x + row, *fi = f + row;
-        float *si = sum + row;
-        if (!d.key) {
-            for (int j = 0; j < D; j++) si[j] = xi[j] + fi[j];
-        } else {
-            for (int j0 = 0; j0 < D; j0 += DROPOUT_CHUNK) {
-                float factor[DROPOUT_CHUNK];
-                int m = chunk_factors(factor, row + j0, row + D, &d);
-                for (int e = 0; e < m; e++) si[j0 + e] = xi[j0 + e] + fi[j0 + e] * factor[e];
-            }
-        }
-        layernorm_row_forward(y + row, mean + i, rstd + i, si, g, b, D);
+        residual_span(sum + row, x + row, f + row, row, D, &d);
+        layernorm_row_forward(y + row, mean + i, rstd + i, sum + row, g, b, D);
     }
 }
 

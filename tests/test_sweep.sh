@@ -62,12 +62,11 @@ NMT=$NMT bash "$sweep" "${common[@]}" --concat 32 --out paced --results even-rec
 retime paced/concat-32/train.jsonl 3600
 NMT=$NMT bash "$sweep" "${common[@]}" --concat 32 --out paced --results paused-rec > paused.out \
     2>&1 || { cat paused.out; echo "FAIL: sweep of a paused run"; }
-hours_of() {
-    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["best_hours"] }' "$1"
+column_of() {  # column_of CSV NAME: the column NAME of the CSV's one row
+    awk -F, -v k="$2" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c[k] }' "$1"
 }
-best_of() {
-    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["best_update"] }' "$1"
-}
+hours_of() { column_of "$1" best_hours; }
+best_of() { column_of "$1" best_update; }
 check "hours at the median pace: 0.25 s per update to update $(best_of even-rec/sweep.csv) is \
 $(hours_of even-rec/sweep.csv)" /usr/bin/python3 -c "import sys
 sys.exit(abs(float(sys.argv[1]) - 0.25 * int(sys.argv[2]) / 3600) > 1e-9)" \
