@@ -25,10 +25,11 @@ done
 out=$("$nmt" train -c "$share/configs/tiny-test.yaml" --set model.heads=3 2>&1)
 echo "$out" | grep -q "d_model" || fail "installed preset not read: $out"
 
-for s in sweep-dk.sh tune-lenpen.sh get-wmt14.sh plot-log.py plot-analyze.py; do
+for s in sweep-dk.sh convert-dk.sh tune-lenpen.sh get-wmt14.sh plot-log.py plot-analyze.py; do
     [ -x "$share/scripts/$s" ] || fail "script $s not installed executable"
 done
 "$share/scripts/sweep-dk.sh" --help | grep -q "concat" || fail "installed sweep-dk.sh --help"
+"$share/scripts/convert-dk.sh" --help | grep -q "reparam" || fail "installed convert-dk.sh --help"
 "$share/scripts/tune-lenpen.sh" --help | grep -q "lenpen" || fail "installed tune-lenpen.sh --help"
 [ -e "$share/scripts/test.sh" ] && fail "a development script is installed"
 
