@@ -52,6 +52,8 @@ done
 [ -z "$seeds" ] || [[ "$model" == *"{seed}"* ]] ||
     { echo "convert-dk.sh: with --seeds, --model must name each seed's model with {seed}" >&2
       exit 2; }
+[ -n "$seeds" ] || [[ "$model" != *"{seed}"* ]] ||
+    { echo "convert-dk.sh: --model names a model per seed ({seed}): give --seeds" >&2; exit 2; }
 nmt=${NMT:-$(command -v nmt || true)}
 [ -n "$nmt" ] || nmt=$(cd "$(dirname "$0")/.." && pwd)/build/release/bin/nmt
 tables=${results:-$out}

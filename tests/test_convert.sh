@@ -4,8 +4,9 @@
 # converted record is `nmt reparam`'s model evaluated as it is, the fine-tunes start from the
 # converted model (collab attention) and from the concat model; the table's means, standard
 # deviations and differences are those of the per-seed records and its p-values the paired
-# bootstrap against the same seed's control; recorded models are not fine-tuned again and give the
-# same table; bad arguments are refused with the option named.
+# bootstrap against the same seed's control; without --seeds one model's records in DIR itself;
+# recorded models are not fine-tuned again and give the same table; bad arguments are refused with
+# the option named.
 set -uo pipefail
 NMT=$1
 convert="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/convert-dk.sh"
@@ -80,6 +81,14 @@ print('%.4f' % json.load(open(sys.argv[1]))[1]['BLEU']['p_value'])" p$seed.json)
 done
 check "the table in markdown" grep -q '^| collab8-converted | collab | 8 | .* | [0-9.]* ± [0-9.]* |' \
     rec/convert.md
+# without --seeds: one model, its records in DIR itself, the table without spreads
+NMT=$NMT bash "$convert" -c cfg.yaml "${ft[@]}" --model src1/checkpoint.best --dk 8 --valid-src \
+    valid.en --valid-ref valid.de --src valid.en --ref valid.de --out one --results one-rec \
+    > one.out 2>&1 || { cat one.out; echo "FAIL: convert-dk.sh without --seeds"; }
+check "without --seeds: the records in DIR" test -f one-rec/control.test.json -a \
+    -f one-rec/collab8-finetuned.test.json -a -f one-rec/paired.json
+check "without --seeds: the table without spreads" \
+    grep -q '^| collab8-finetuned | collab | 8 | [0-9,]* | [0-9.]* | [0-9.]* | [0-9.]* |' one-rec/convert.md
 # the records alone give the same table, without the run directories or the models
 mv rec/convert.csv first.csv && rm -rf conv src1 src2
 NMT=$NMT bash "$convert" "${args[@]}" --out conv --results rec > again.out 2>&1 ||
@@ -93,6 +102,9 @@ expect 1 "the model to convert, src1/checkpoint.best, is not there" \
 expect 2 "--model must name each seed's model with {seed}" \
     env NMT="$NMT" bash "$convert" -c cfg.yaml --model m.ckpt --dk 8 --valid-src a --valid-ref b \
     --src a --ref b --seeds 1,2
+expect 2 "--model names a model per seed ({seed}): give --seeds" \
+    env NMT="$NMT" bash "$convert" -c cfg.yaml --model 'm{seed}.ckpt' --dk 8 --valid-src a \
+    --valid-ref b --src a --ref b
 expect 2 "--dk takes widths separated by commas, got '8;16'" \
     env NMT="$NMT" bash "$convert" -c cfg.yaml --model m.ckpt --dk '8;16' --valid-src a \
     --valid-ref b --src a --ref b
