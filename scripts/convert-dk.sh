@@ -23,7 +23,8 @@
 # Paths are taken from the current directory. nmt is $NMT, else the one on PATH, else the
 # repository's build.
 set -euo pipefail
-configs=() sets=() model="" dks="" vsrc="" vref="" src="" ref="" seeds="" out=runs/convert results=""
+configs=() sets=() model="" dks="" vsrc="" vref="" src="" ref="" seeds="" results=""
+out=runs/convert
 while [ $# -gt 0 ]; do
     case "$1" in
         -c) configs+=(-c "$2"); shift ;;
@@ -86,7 +87,8 @@ finetune() {
     evaluate "$work/$name/checkpoint.best" "$rec" "$name" "$work"
 }
 need_model() {  # what is not recorded yet starts from the model to convert
-    [ -f "$from" ] || { echo "convert-dk.sh: the model to convert, $from, is not there" >&2; exit 1; }
+    [ -f "$from" ] ||
+        { echo "convert-dk.sh: the model to convert, $from, is not there" >&2; exit 1; }
 }
 for seed in "${seed_list[@]}"; do
     sub=${seed:+seed$seed}
@@ -125,8 +127,9 @@ rows = []
 for i, name in enumerate(names):
     per = []
     for s, d in rec.items():
-        ev = {st: json.load(open(os.path.join(d, f"{name}.{st}.json"))) for st in ("valid", "test")}
-        ctl = {st: json.load(open(os.path.join(d, f"control.{st}.json"))) for st in ("valid", "test")}
+        load = lambda model, st: json.load(open(os.path.join(d, f"{model}.{st}.json")))
+        ev = {st: load(name, st) for st in ("valid", "test")}
+        ctl = {st: load("control", st) for st in ("valid", "test")}
         p = json.load(open(os.path.join(d, "paired.json")))[i]["BLEU"]["p_value"]
         per.append(dict(seed=s, valid=ev["valid"]["bleu"], test=ev["test"]["bleu"],
                         chrf=ev["test"]["chrf"], dvalid=ev["valid"]["bleu"] - ctl["valid"]["bleu"],

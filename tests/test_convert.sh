@@ -29,7 +29,7 @@ args=(-c cfg.yaml "${ft[@]}" --model 'src{seed}/checkpoint.best' --dk 8,16 --val
 NMT=$NMT bash "$convert" "${args[@]}" --out conv --results rec > conv.out 2>&1 ||
     { cat conv.out; echo "FAIL: convert-dk.sh"; }
 for seed in 1 2; do
-    for name in control collab8-converted collab8-finetuned collab16-converted collab16-finetuned; do
+    for name in control collab{8,16}-{converted,finetuned}; do
         check "seed $seed: $name recorded" test -f rec/seed$seed/$name.valid.json -a \
             -f rec/seed$seed/$name.test.json -a -f rec/seed$seed/$name.test.hyp
     done
@@ -42,12 +42,14 @@ for seed in 1 2; do
     check "seed $seed: the converted record is reparam's model as it is" \
         cmp -s own$seed.hyp rec/seed$seed/collab16-converted.test.hyp
     check "seed $seed: the collab fine-tune starts from the converted model" \
-        grep -q "init_from: \"conv/seed$seed/collab16.ckpt\"" conv/seed$seed/collab16-finetuned/config.yaml
+        grep -q "init_from: \"conv/seed$seed/collab16.ckpt\"" \
+        conv/seed$seed/collab16-finetuned/config.yaml
     check "seed $seed: ... with collab attention of D~k 16" \
         grep -q '"attention":"collab","dk":16' rec/seed$seed/collab16-finetuned.test.json
     check "seed $seed: the control starts from the concat model" \
         grep -q "init_from: \"src$seed/checkpoint.best\"" conv/seed$seed/control/config.yaml
-    check "seed $seed: ... and stays concat" grep -q '"attention":"concat"' rec/seed$seed/control.test.json
+    check "seed $seed: ... and stays concat" \
+        grep -q '"attention":"concat"' rec/seed$seed/control.test.json
 done
 # the table from the records: means, sample standard deviations, differences to the control
 /usr/bin/python3 - rec > want.csv <<'PY'
@@ -60,15 +62,18 @@ for name in ("control", "collab16-finetuned"):
         ds = [x - c for x, c in zip(xs, cs)]
         # values that tell a mean from a standard deviation, or a record from another's
         assert min(xs) > 0 and xs[0] != xs[1] and (name == "control" or ds[0] != ds[1]), (xs, ds)
-        row += [statistics.mean(xs), statistics.stdev(xs), statistics.mean(ds), statistics.stdev(ds)]
+        row += [statistics.mean(xs), statistics.stdev(xs)]
+        row += [statistics.mean(ds), statistics.stdev(ds)]
     print(name, " ".join(f"{v:.6f}" for v in row))
 PY
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     $1 == "control" || $1 == "collab16-finetuned" {
-        printf "%s %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f\n", $1, $c["valid"], $c["valid_sd"],
-            $c["dvalid"], $c["dvalid_sd"], $c["test"], $c["test_sd"], $c["dtest"], $c["dtest_sd"] }' \
+        printf "%s %.6f %.6f %.6f %.6f", $1, $c["valid"], $c["valid_sd"], $c["dvalid"],
+            $c["dvalid_sd"]
+        printf " %.6f %.6f %.6f %.6f\n", $c["test"], $c["test_sd"], $c["dtest"], $c["dtest_sd"] }' \
     rec/convert.csv > got.csv
-check "the means, standard deviations and differences of the per-seed records ($(tr '\n' ' ' < got.csv))" \
+check "the means, standard deviations and differences of the per-seed records \
+($(tr '\n' ' ' < got.csv))" \
     cmp -s want.csv got.csv
 # each seed's p-value: the paired bootstrap against that seed's control
 for seed in 1 2; do
@@ -79,7 +84,8 @@ print('%.4f' % json.load(open(sys.argv[1]))[1]['BLEU']['p_value'])" p$seed.json)
     check "seed $seed's p-value against its own control ($p)" \
         grep -Eq "^collab8-finetuned,.*,([0-9.]+;)?$p(;[0-9.]+)?$" rec/convert.csv
 done
-check "the table in markdown" grep -q '^| collab8-converted | collab | 8 | .* | [0-9.]* ± [0-9.]* |' \
+check "the table in markdown" \
+    grep -q '^| collab8-converted | collab | 8 | .* | [0-9.]* ± [0-9.]* |' \
     rec/convert.md
 # without --seeds: one model, its records in DIR itself, the table without spreads
 NMT=$NMT bash "$convert" -c cfg.yaml "${ft[@]}" --model src1/checkpoint.best --dk 8 --valid-src \
@@ -88,7 +94,8 @@ NMT=$NMT bash "$convert" -c cfg.yaml "${ft[@]}" --model src1/checkpoint.best --d
 check "without --seeds: the records in DIR" test -f one-rec/control.test.json -a \
     -f one-rec/collab8-finetuned.test.json -a -f one-rec/paired.json
 check "without --seeds: the table without spreads" \
-    grep -q '^| collab8-finetuned | collab | 8 | [0-9,]* | [0-9.]* | [0-9.]* | [0-9.]* |' one-rec/convert.md
+    grep -q '^| collab8-finetuned | collab | 8 | [0-9,]* | [0-9.]* | [0-9.]* | [0-9.]* |' \
+    one-rec/convert.md
 # the records alone give the same table, without the run directories or the models
 mv rec/convert.csv first.csv && rm -rf conv src1 src2
 NMT=$NMT bash "$convert" "${args[@]}" --out conv --results rec > again.out 2>&1 ||
