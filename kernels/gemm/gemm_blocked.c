@@ -15,8 +15,10 @@
  * Threads split the rows of C: they claim B micro-panels to pack and chunks of row tiles to
  * compute through shared counters, and wait only for claimed work still unfinished, never for a
  * thread's arrival (see packed_product); when C has few rows (too few row tiles, or a weight
- * gradient's short C over a long K) they split it and run independently: its columns, or, for a
- * short C no wider than tall and kernels that prefer it (Ukernel.short_c_rows), its rows.
+ * gradient's short C over a few K blocks) they split it and run independently: its columns, or,
+ * for a short C no wider than tall and kernels that prefer it (Ukernel.short_c_rows), its rows.
+ * A short C over four K blocks or more is summed in two K halves, half of the threads each
+ * (k_halves): a summation order that depends on the shape, never on the threads.
  * Small products (attention-sized) take no threads and no packing of A, and pack B only to
  * transpose it: the micro-kernel reads the operands through their strides.
  * A B operand packed once (gemm_pack_b) holds every K block's micro-panels over all of N, in the
@@ -62,10 +64,11 @@ static int *zeroed_ints(GrowBuf *g, size_t n) {
     return memset(growbuf_reserve(g, n * sizeof(int)), 0, n * sizeof(int));
 }
 
-/* Each thread's buffers: its A micro-panel slots, and, working alone, its B block, A panel and
- * counters. Freed when the thread exits (OpenMP runtimes end threads when teams shrink). */
+/* Each thread's buffers: its A micro-panel slots, and, working alone, its B block, A panel,
+ * counters and the second K half's C. Freed when the thread exits (OpenMP runtimes end threads
+ * when teams shrink). */
 typedef struct ThreadBufs {
-    GrowBuf slots, b, a, counters;
+    GrowBuf slots, b, a, counters, half_c;
 } ThreadBufs;
 
 static pthread_key_t thread_bufs_key;
@@ -74,7 +77,7 @@ static pthread_once_t thread_bufs_once = PTHREAD_ONCE_INIT;
 static void thread_bufs_free(void *p) {
     ThreadBufs *t = p;
     aligned_free(t->slots.p), aligned_free(t->b.p), aligned_free(t->a.p);
-    aligned_free(t->counters.p);
+    aligned_free(t->counters.p), aligned_free(t->half_c.p);
     free(t);
 }
 
@@ -92,8 +95,8 @@ static ThreadBufs *thread_bufs(void) {
     return t;
 }
 
-// A team's shared B blocks (two, used in turn), A panels (two) and counters.
-static GrowBuf team_b, team_a, team_counters;
+// A team's shared B blocks (two, used in turn), A panels (two), counters and second K half's C.
+static GrowBuf team_b, team_a, team_counters, team_half_c;
 
 /* One product C = alpha op(A) op(B) + beta C as the drivers see it. */
 typedef struct Product {
@@ -112,6 +115,7 @@ typedef struct Product {
     int packed_j0;
     float *C;        // (M, N)
     long ldc;
+    int kb0, kb1;    // the K blocks summed: [kb0, kb1) of k_blocks
 } Product;
 
 static const float *a_at(const Product *g, int i, int p) {
@@ -125,7 +129,8 @@ static const float *packed_b_block(const Product *g, int pc, int kc, int j) {
     return g->B_packed + (size_t)pc * g->padded_N + (size_t)(g->packed_j0 + j) * kc;
 }
 
-/* K is cut into k_blocks(K) near-equal blocks of at most KC; block kb starts at k_start. */
+/* K is cut into k_blocks(K) near-equal blocks of at most KC; block kb starts at k_start. A
+ * product sums blocks [kb0, kb1) of them, beta applied with the first. */
 static int k_blocks(const Product *g) { return div_up(g->K, g->uk->KC); }
 static int k_start(const Product *g, int nkb, int kb) { return (int)((long)g->K * kb / nkb); }
 
@@ -239,7 +244,7 @@ static void wait_for(const int *counter, int target) {
  * read once the chunk that packed them is done. */
 /* Until block b's rows are all computed (its B buffer may then be refilled). */
 static void wait_block_done(const Product *g, const Work *w, int b) {
-    int blocks_per_panel = k_blocks(g) * div_up(g->N, w->ncb);
+    int blocks_per_panel = (g->kb1 - g->kb0) * div_up(g->N, w->ncb);
     int rows = min_i(w->mcb, g->M - b / blocks_per_panel * w->mcb);  // of b's A panel
     wait_for(&w->counters[b * WORK_COUNTERS + ROWS_DONE], rows);
 }
@@ -250,10 +255,10 @@ static void packed_product(const Product *g, const Work *w) {
     const bool keep = nj > 1;  // A is reused by later B blocks of its K block
     for (int ic = 0, b = 0, gen = 0; ic < g->M; ic += w->mcb) {
         int mc = min_i(w->mcb, g->M - ic), chunks = div_up(div_up(mc, MR), w->chunk);
-        for (int kb = 0; kb < nkb; kb++, gen++) {
+        for (int kb = g->kb0; kb < g->kb1; kb++, gen++) {
             int pc = k_start(g, nkb, kb), kc = k_start(g, nkb, kb + 1) - pc;
             int kp = round_up_i(kc, uk->KB);
-            float beta = kb == 0 ? g->beta : 1.0f, *apanel = w->ap[gen % 2];
+            float beta = kb == g->kb0 ? g->beta : 1.0f, *apanel = w->ap[gen % 2];
             // The A panel of the step 2 back is refilled: all its blocks must be done (a chunk
             // may finish its last block before the others, so the last alone does not tell).
             if (keep && gen >= 2)
@@ -300,7 +305,8 @@ static Work work_make(const Product *g, int nth) {
     w.ncb = block_width(g->N, uk->NC, uk->NR);
     int tiles = div_up(w.mcb, uk->MR), kc = min_i(g->K, uk->KC), slots = nth > 1 ? 2 : 1;
     w.chunk = nth > 1 ? div_up(tiles, 8 * nth) : tiles;  // chunks small enough to balance
-    int nkb = k_blocks(g), nj = div_up(g->N, w.ncb), blocks = div_up(g->M, w.mcb) * nkb * nj;
+    int nkb = g->kb1 - g->kb0, nj = div_up(g->N, w.ncb);
+    int blocks = div_up(g->M, w.mcb) * nkb * nj;
     size_t b_floats = (size_t)kc * round_up_i(w.ncb, uk->NR);
     size_t a_floats = (size_t)round_up_i(w.mcb, uk->MR) * round_up_i(kc, uk->KB);
     ThreadBufs *own = nth > 1 ? NULL : thread_bufs();
@@ -326,9 +332,9 @@ static void small_product(const Product *g) {
     const int NR = uk->NR, rows = block_width(g->M, uk->MR_strided, 1);  // 25 rows: 13 + 12
     long rsa = g->ta ? 1 : g->lda, csa = g->ta ? g->lda : 1;
     int nkb = k_blocks(g);
-    for (int kb = 0; kb < nkb; kb++) {
+    for (int kb = g->kb0; kb < g->kb1; kb++) {
         int pc = k_start(g, nkb, kb), kc = k_start(g, nkb, kb + 1) - pc;
-        float beta = kb == 0 ? g->beta : 1.0f;
+        float beta = kb == g->kb0 ? g->beta : 1.0f;
         const float *b = b_at(g, pc, 0);
         long rsb = g->ldb, panel_stride = NR;  // B column panel jp at b + jp*panel_stride
         if (g->B_packed) {
@@ -364,8 +370,45 @@ static void scale_c(int M, int N, float beta, float *C, int ldc) {
 static Product product_make(const Ukernel *uk, bool ta, bool tb, int M, int N, int K,
                             float alpha, const float *A, int lda, const float *B, int ldb,
                             float beta, float *C, int ldc) {
-    return (Product){.uk = uk, .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha,
-                     .beta = beta, .A = A, .lda = lda, .B = B, .ldb = ldb, .C = C, .ldc = ldc};
+    Product g = {.uk = uk, .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha,
+                 .beta = beta, .A = A, .lda = lda, .B = B, .ldb = ldb, .C = C, .ldc = ldc};
+    g.kb1 = k_blocks(&g);
+    return g;
+}
+
+/* A short C over a long K (weight gradients: a few hundred rows, K the batch's tokens) is summed
+ * in two halves of its K blocks, the first into C, the second into a scratch C added to it at the
+ * end. Each half is a product of its own, so two threads compute one each with no shared packing,
+ * no waits and no operand packed twice, where splitting C instead has each thread pack all of one
+ * operand. Whether to split depends on the shape alone: one thread sums the same halves. */
+static bool k_halves(const Product *g) {
+    return g->M <= GEMM_SHORT_C_ROWS && k_blocks(g) >= 4;
+}
+
+/* The halves of g, the second into half_c (M, N). */
+static void halves_make(const Product *g, float *half_c, Product half[2]) {
+    int mid = (g->kb0 + g->kb1) / 2;
+    half[0] = *g, half[0].kb1 = mid;
+    half[1] = *g, half[1].kb0 = mid, half[1].beta = 0.0f, half[1].C = half_c, half[1].ldc = g->N;
+}
+
+// C rows [i0, i1) += the second half's
+static void halves_add(const Product *g, const float *half_c, int i0, int i1) {
+    for (int i = i0; i < i1; i++) {
+        float *c = g->C + (size_t)i * g->ldc;
+        const float *h = half_c + (size_t)i * g->N;
+#pragma omp simd
+        for (int j = 0; j < g->N; j++) c[j] += h[j];
+    }
+}
+
+static void blocks_product(const Product *g) {
+    if ((double)g->M * g->N * g->K <= GEMM_SMALL_WORK) {
+        small_product(g);
+    } else {
+        Work w = work_make(g, 1);
+        packed_product(g, &w);
+    }
 }
 
 static void serial_product(const Product *g) {
@@ -374,12 +417,15 @@ static void serial_product(const Product *g) {
         scale_c(g->M, g->N, g->beta, g->C, (int)g->ldc);
         return;
     }
-    if ((double)g->M * g->N * g->K <= GEMM_SMALL_WORK) {
-        small_product(g);
-    } else {
-        Work w = work_make(g, 1);
-        packed_product(g, &w);
+    if (!k_halves(g)) {
+        blocks_product(g);
+        return;
     }
+    Product half[2];
+    halves_make(g, floats(&thread_bufs()->half_c, (size_t)g->M * g->N), half);
+    blocks_product(&half[0]);
+    blocks_product(&half[1]);
+    halves_add(g, half[1].C, 0, g->M);
 }
 
 /* Part `part` of `parts` of the product, by near-equal numbers of MR row tiles or NR column
@@ -408,10 +454,28 @@ static void parallel_product(const Product *g) {
         serial_product(g);
         return;
     }
-    // Short C over a long K (weight gradients: a few hundred rows, K the batch's tokens) is split
-    // between threads that then run alone, where sharing would meet at every K block: by columns
-    // (each thread packs all of A, a transpose in a weight gradient), or, with kernels where that
-    // measured slower, by rows when B is no wider than A is tall (each packs all of B, a copy).
+    // A short C over a long K: the threads are shared between the two K halves, each half's
+    // split as below.
+    if (k_halves(g)) {
+        Product half[2];
+        halves_make(g, floats(&team_half_c, (size_t)M * N), half);
+#pragma omp parallel num_threads(nt)
+        {
+            int t = omp_get_thread_num(), n = omp_get_num_threads();
+            for (int h = n > 1 ? 2 * t / n : 0; h <= (n > 1 ? 2 * t / n : 1); h++) {
+                int first = (h * n + 1) / 2, parts = n > 1 ? ((h + 1) * n + 1) / 2 - first : 1;
+                bool by_rows = uk->short_c_rows && N <= M;
+                product_part_alone(&half[h], by_rows, n > 1 ? t - first : 0, parts);
+            }
+#pragma omp barrier
+            halves_add(g, half[1].C, M * t / n, M * (t + 1) / n);
+        }
+        return;
+    }
+    // Short C over a few K blocks (weight gradients of small batches) is split between threads
+    // that then run alone, where sharing would meet at every K block: by columns (each thread
+    // packs all of A, a transpose in a weight gradient), or, with kernels where that measured
+    // slower, by rows when B is no wider than A is tall (each packs all of B, a copy).
     // A C of too few row tiles to share is split by columns too.
     bool short_c = M <= GEMM_SHORT_C_ROWS && k_blocks(g) > 1 && div_up(N, uk->NR) >= 4 * nt;
     if (div_up(M, uk->MR) >= 2 * nt && !short_c) {
