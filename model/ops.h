@@ -90,7 +90,7 @@ void linear_forward(const Ctx *c, float *y, const float *x, const float *w, cons
 void linear_backward(const Ctx *c, float *dx, float beta_dx, float *dw, float *db,
                      const float *dy, const float *x, const float *w, int N, int in, int out);
 
-/* db(D) += column sums of x(N, D), each column summed over rows in order. */
+/* db(D) += column sums of x(N, D), each column summed over rows in order from zero. */
 void colsum_add(float *db, const float *x, int N, int D);
 
 /* y = (x - mean) * rstd * g + b over rows of D; mean, rstd (N) saved for backward. */
