@@ -462,7 +462,9 @@ static void parallel_product(const Product *g) {
 #pragma omp parallel num_threads(nt)
         {
             int t = omp_get_thread_num(), n = omp_get_num_threads();
-            for (int h = n > 1 ? 2 * t / n : 0; h <= (n > 1 ? 2 * t / n : 1); h++) {
+            int h0 = n > 1 ? 2 * t / n : 0, h1 = n > 1 ? h0 : 1;  // its half (alone: both)
+            for (int h = h0; h <= h1; h++) {
+                // threads [first, first + parts) share half h
                 int first = (h * n + 1) / 2, parts = n > 1 ? ((h + 1) * n + 1) / 2 - first : 1;
                 bool by_rows = uk->short_c_rows && N <= M;
                 product_part_alone(&half[h], by_rows, n > 1 ? t - first : 0, parts);
