@@ -459,6 +459,7 @@ static void parallel_product(const Product *g) {
     if (k_halves(g)) {
         Product half[2];
         halves_make(g, floats(&team_half_c, (size_t)M * N), half);
+        const bool by_rows = uk->short_c_rows && N <= M;
 #pragma omp parallel num_threads(nt)
         {
             int t = omp_get_thread_num(), n = omp_get_num_threads();
@@ -466,7 +467,6 @@ static void parallel_product(const Product *g) {
             for (int h = h0; h <= h1; h++) {
                 // threads [first, first + parts) share half h
                 int first = (h * n + 1) / 2, parts = n > 1 ? ((h + 1) * n + 1) / 2 - first : 1;
-                bool by_rows = uk->short_c_rows && N <= M;
                 product_part_alone(&half[h], by_rows, n > 1 ? t - first : 0, parts);
             }
 #pragma omp barrier
