@@ -92,7 +92,8 @@ static int edge_sizes(const Ukernel *u, Size *out) {
     out[n++] = (Size){MC + MR + 1, NR + 1, GEMM_SMALL_WORK / (MC * NR) + 1};
     out[n++] = (Size){2 * MR + 3, 2 * NC + NR + 5, GEMM_SMALL_WORK / (2 * NC * 2 * MR) + 2 * KB + 3};
     // threaded, rows split: partial tiles, three K blocks, A kept for a second B block, two A
-    // panels (A kept over three K blocks: long_k_size)
+    // panels (at 5 threads; at 2, each thread does half alone: GEMM_ALONE_ROWS) (A kept over
+    // three K blocks: long_k_size)
     out[n++] = (Size){3 * MR + 5, 3 * NR + 7, 2 * KC + 3};
     out[n++] = (Size){4 * MR + 1, NC + NR + 1, GEMM_THREADED_WORK / (4 * MR * NC) + KB + 1};
     out[n++] = (Size){MC + MR + 1, 4 * NR + 1, GEMM_THREADED_WORK / (MC * 4 * NR) + 2};
@@ -120,10 +121,11 @@ static Size long_k_size(const Ukernel *const *kernels, size_t n) {
 }
 
 /* Blocked results must not depend on the path or the thread count: one product through sgemm
- * at 1, 2 and 3 threads (more threads than cores get preempted, which the team must survive),
+ * at 1, 2 and 5 threads (more threads than cores get preempted, which the team must survive; at
+ * 5, a C of more than MC rows is shared by the threads, at 2, done in halves by each alone),
  * sgemm_serial, sgemm_serial on row blocks of 5 (the small path; for a short C only, as the row
  * blocks of a taller C over a long K are short Cs summed in two K halves), and, for A not
- * transposed, with B packed once, at 1 and 3 threads. Only the last two variants for
+ * transposed, with B packed once, at 1 and 5 threads. Only the last two variants for
  * `packed_only` (the backends that do not pack, whose sgemm_packed must be their sgemm at the
  * same thread count). */
 static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, bool packed_only,
@@ -137,9 +139,10 @@ static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, boo
     for (int v = 0; v < VARIANTS; v++)
         C[v] = malloc(sizeof(float) * nc), memcpy(C[v], C0, sizeof(float) * nc);
     int threads = omp_get_max_threads();
-    for (int t = 1; t <= 3; t++) {
-        omp_set_num_threads(t);
-        g->sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[t - 1], N);
+    const int team[3] = {1, 2, 5};
+    for (int t = 0; t < 3; t++) {
+        omp_set_num_threads(team[t]);
+        g->sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[t], N);
     }
     omp_set_num_threads(threads);
     g->sgemm_serial(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C[3], N);
@@ -150,15 +153,15 @@ static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, boo
         GemmPackedB packed = {0};
         gemm_pack_b(&packed, g, tb, K, N, B, ldb);
         EXPECT(packed.by == g, "%s: B packed by %s", g->detail, packed.by->detail);
-        for (int t = 1; t <= 3; t += 2) {
-            omp_set_num_threads(t);
-            sgemm_packed(&packed, M, 0.5f, A, lda, 0.3f, C[t == 1 ? 5 : 6], N);
+        for (int t = 0; t < 3; t += 2) {
+            omp_set_num_threads(team[t]);
+            sgemm_packed(&packed, M, 0.5f, A, lda, 0.3f, C[t == 0 ? 5 : 6], N);
         }
         omp_set_num_threads(threads);
         gemm_packed_b_free(&packed);
     }
-    const char *what[VARIANTS] = {"", "2 threads", "3 threads", "sgemm_serial", "row blocks of 5",
-                                  "B packed", "B packed, 3 threads"};
+    const char *what[VARIANTS] = {"", "2 threads", "5 threads", "sgemm_serial", "row blocks of 5",
+                                  "B packed", "B packed, 5 threads"};
     for (int v = packed_only ? 5 : 1; v < (ta ? 5 : VARIANTS); v++) {
         if (v == 4 && M > GEMM_SHORT_C_ROWS) continue;
         int same = packed_only && v == 6 ? 2 : 0;  // OpenBLAS's sum order follows its threads

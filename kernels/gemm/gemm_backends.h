@@ -11,7 +11,7 @@ void gemm_openblas_set_threads(int n);
 const GemmImpl *gemm_blocked_best(void);  // the widest micro-kernel this CPU runs
 /* The revision of the blocked kernels and blocking, part of the key under which `auto` caches its
  * measured choice: raise it with every change that can move their speed. */
-enum { GEMM_BLOCKED_REVISION = 4 };
+enum { GEMM_BLOCKED_REVISION = 5 };
 /* The blocked backend with a given micro-kernel ("avx512", "avx2", "portable"); NULL if this CPU
  * cannot run it. */
 const GemmImpl *gemm_blocked_variant(const char *ukernel);

@@ -85,8 +85,10 @@ typedef struct Ukernel {
 
 /* Where the blocked driver changes strategy (M*N*K): up to SMALL_WORK a product is computed
  * without packing A; from THREADED_WORK on, sgemm splits it over the threads, by rows, or by
- * columns for a C of at most SHORT_C_ROWS rows over more than one K block. */
-enum { GEMM_SMALL_WORK = 1 << 20, GEMM_THREADED_WORK = 1 << 21, GEMM_SHORT_C_ROWS = 512 };
+ * columns for a C of at most SHORT_C_ROWS rows over more than one K block. From ALONE_ROWS rows
+ * per thread (or with B packed once), each thread computes its share of the rows alone. */
+enum { GEMM_SMALL_WORK = 1 << 20, GEMM_THREADED_WORK = 1 << 21, GEMM_SHORT_C_ROWS = 512,
+       GEMM_ALONE_ROWS = 1024 };
 
 /* Packing a row-major B prefetches PACK_B_AHEAD rows ahead: a micro-panel's rows are a page
  * apart in a weight gradient's activations, where the hardware prefetcher does not follow.
