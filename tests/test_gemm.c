@@ -103,8 +103,9 @@ static int edge_sizes(const Ukernel *u, Size *out) {
     // threaded, rows split with each thread alone: a short C no wider than tall over three K
     // blocks (the weight gradient of a square weight)
     out[n++] = (Size){8 * NR + 3, 8 * NR + 1, 2 * KC + 1};
-    // threaded, a short C over four K blocks: summed in two K halves, a thread or more each
-    out[n++] = (Size){8 * NR + 3, 8 * NR + 1, 3 * KC + 1};
+    // threaded, a short C over five K blocks, made four wider ones: summed in two K halves, a
+    // thread or more each
+    out[n++] = (Size){8 * NR + 3, 8 * NR + 1, 4 * KC + 1};
     return n;
 }
 

@@ -1,7 +1,7 @@
 /* gemm_blocked.c: our GEMM, the BLIS/GotoBLAS five-loop algorithm mirrored for row-major C
  * (B is the vector operand of the micro-kernel, A the broadcast one):
  *
- *   ic (MC rows) -> pc (K block of at most KC) -> jc (NC columns) -> pack B block (KC x NC, L2)
+ *   ic (MC rows) -> pc (K block of about KC) -> jc (NC columns) -> pack B block (KC x NC, L2)
  *     -> ir (MR rows: one packed A micro-panel in L1) -> jr (NR: B micro-panels from L2)
  *     -> micro-kernel
  *
@@ -130,9 +130,14 @@ static const float *packed_b_block(const Product *g, int pc, int kc, int j) {
     return g->B_packed + (size_t)pc * g->padded_N + (size_t)(g->packed_j0 + j) * kc;
 }
 
-/* K is cut into k_blocks(K) near-equal blocks of at most KC; block kb starts at k_start. A
- * product sums blocks [kb0, kb1) of them, beta applied with the first. */
-static int k_blocks(const Product *g) { return div_up(g->K, g->uk->KC); }
+/* K is cut into k_blocks(K) near-equal blocks of at most KC, but an odd count from five on
+ * loses one (blocks of at most 1.25 KC): the two K halves of k_halves are then equal, where
+ * 4100 tokens cut into 9 blocks gave one thread 5 of them and the other 4. Block kb starts at
+ * k_start. A product sums blocks [kb0, kb1) of them, beta applied with the first. */
+static int k_blocks(const Product *g) {
+    int n = div_up(g->K, g->uk->KC);
+    return n >= 5 ? n - n % 2 : n;
+}
 static int k_start(const Product *g, int nkb, int kb) { return (int)((long)g->K * kb / nkb); }
 
 /* Width of the blocks a length n is cut into: near-equal, at most `cap` (rounded up to `unit`),
@@ -209,9 +214,10 @@ static void multiply_block(const Product *g, float *ap, bool keep, bool pack, in
  * (A panel, K block, B block); a step is an (A panel, K block) pair, numbered in order too. */
 typedef struct Work {
     int mcb, ncb, chunk;  // rows of an A panel, columns of a B block, MR tiles per row chunk
-    float *bp[2];         // packed B blocks, block b in bp[b % 2]: (ncb/NR, KC, NR)
+    float *bp[2];         // packed B blocks, block b in bp[b % 2]: (ncb/NR, kc, NR)
     float *ap[2];         // with more than one B block per K block, the packed A panel of step s
-                          // in ap[s % 2]: (mcb/MR, KC/KB, MR, KB); else NULL
+                          // in ap[s % 2]: (mcb/MR, kc/KB, MR, KB); else NULL
+                          // (kc: the widest K block)
     int *counters;        // per block, WORK_COUNTERS of them
     int *chunk_gen;       // per row chunk: 1 + the step whose A the A panel holds
     int *chunk_done;      // per row chunk and B block: 1 + the last step computed there
@@ -304,7 +310,7 @@ static Work work_make(const Product *g, int nth) {
     Work w;
     w.mcb = block_width(g->M, uk->MC, uk->MR);
     w.ncb = block_width(g->N, uk->NC, uk->NR);
-    int tiles = div_up(w.mcb, uk->MR), kc = min_i(g->K, uk->KC), slots = nth > 1 ? 2 : 1;
+    int tiles = div_up(w.mcb, uk->MR), kc = div_up(g->K, k_blocks(g)), slots = nth > 1 ? 2 : 1;
     w.chunk = nth > 1 ? div_up(tiles, 8 * nth) : tiles;  // chunks small enough to balance
     int nkb = g->kb1 - g->kb0, nj = div_up(g->N, w.ncb);
     int blocks = div_up(g->M, w.mcb) * nkb * nj;
