@@ -17,7 +17,8 @@
  * thread's arrival (see packed_product); when C has few rows (too few row tiles, or a weight
  * gradient's short C over a few K blocks) they split it and run independently: its columns, or,
  * for a short C no wider than tall and kernels that prefer it (Ukernel.short_c_rows), its rows.
- * So they do a tall C's rows, in order, when B is packed once or small beside each share.
+ * They also split a tall C's rows, each thread doing its share alone, when B is packed once or
+ * small beside each share (see parallel_product).
  * A short C over four K blocks or more is summed in two K halves, half of the threads each
  * (k_halves): a summation order that depends on the shape, never on the threads.
  * Small products (attention-sized) take no threads and no packing of A, and pack B only to
