@@ -86,11 +86,15 @@ void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B,
  * instructions wherever it lies, so results depend neither on the thread count nor on the mode's
  * column layout (collab with one-hot mixing reproduces concat exactly). */
 
-/* tile_mm's micro-tile is at most (MR, NR): NV vectors per row and MR rows, at least 8
- * independent sums (two FMA pipes of 4 cycles' latency), so with 16-float vectors MR is 8. */
-enum { NR = 16, NV = NR / VF_LANES, MR = NV >= 2 ? 4 : 8 };
-enum { ROWS = 32 };           // query rows per block
-enum { RB = 4 };              // NR blocks a single row takes at once (see micro_row)
+/* tile_mm's micro-tile is at most (MR, NR): NV vectors per row and MR rows. Its sums are
+ * independent chains of FMAs, 8 at least to keep two FMA pipes of 4 cycles' latency busy, and as
+ * many as the registers leave room for: 16 of 32 with 16-float vectors (two per row: a 25-key row
+ * of scores is one partial tile, not a whole one and a partial one), 12 of 16 with 8-float ones.
+ * A lone row takes RB column blocks at once, 64 columns (a head's width). */
+enum { NR = VF_LANES >= 16 ? 32 : 16, NV = NR / VF_LANES };
+enum { MR = VF_LANES >= 16 ? 8 : VF_LANES == 8 ? 6 : 4 };
+enum { ROWS = 32 };  // query rows per block
+enum { RB = 64 / NR };
 _Static_assert((int)NR <= (int)ATTN_KEY_SLACK, "tile_mm reads transposed keys in blocks of NR");
 
 static size_t align16(size_t n) { return (n + 15) / 16 * 16; }  // floats: keeps 64-byte alignment

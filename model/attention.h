@@ -122,10 +122,10 @@ void attention_project_kv(const Ctx *c, const Attention *a, float *k, float *v, 
  * with k_transposed (B, W, kvs), as incremental decoding keeps them: the core then reads each
  * head's keys in place instead of transposing them into a tile, which for a few query rows costs
  * as much as the scores. v (B, kvs, D) and cs (B, kvs, H) likewise have kvs rows per sentence.
- * Transposed keys are read in whole blocks of 16: up to ATTN_KEY_SLACK - 1 floats past the last
- * visible key of a row (their values are ignored), so k's buffer must reach that far past its end.
- */
-enum { ATTN_KEY_SLACK = 16 };
+ * Transposed keys are read in whole blocks (of 16 or 32 keys): up to ATTN_KEY_SLACK - 1 floats
+ * past the last visible key of a row (their values are ignored), so k's buffer must reach that far
+ * past its end. */
+enum { ATTN_KEY_SLACK = 32 };
 void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const float *q,
                     const float *k, bool k_transposed, const float *v, const float *cs,
                     AttnMask mask, int B, int Tq, int Tk, int kvs, float *work);

@@ -2,7 +2,10 @@
  * (m_h = 1 on head h's slice of the shared width) is exactly concat attention: probabilities,
  * outputs and every gradient agree, for padded causal self-attention and for cross-attention,
  * with every GEMM backend; (2) parameter counts match collab-attention.md §3: the per-module
- * formulas and the whole transformer-base table of §3.3. */
+ * formulas and the whole transformer-base table of §3.3; (3) the fused core equals softmax(scale
+ * q k^T) v computed in double, at a head width (88) and key counts (37, 70) that span its whole
+ * and partial column tiles, lone query rows as in decoding and two query-row blocks, padded and
+ * causal, with keys as rows and transposed (incremental decoding's layout). */
 #include <omp.h>
 #include <string.h>
 
@@ -118,6 +121,71 @@ static void check_equivalence(const char *gemm_name, bool self, bool causal, dou
     free(xq), free(xkv), free(dout);
 }
 
+/* (3): two heads of width 88, B = 2 sentences whose second has 5 padded keys; causal
+ * masks put the queries last (q_offset = Tk - Tq), as in decoding. */
+static void check_core_reference(int Tq, int Tk, bool causal, bool transposed) {
+    const int B = 2, D = 176, H = 2, Dh = D / H;
+    ModelConfig cfg = {0};
+    cfg.d_model = D, cfg.heads = H, cfg.attention = ATTENTION_CONCAT;
+    Side s;
+    side_build(&s, &cfg, B, Tq, Tk);
+    Rng rng = rng_init(11, (uint64_t)Tq * 1000 + Tk);
+    float *q = malloc(sizeof(float) * B * Tq * D);                           // (B, Tq, D)
+    float *k = malloc(sizeof(float) * B * Tk * D);                           // (B, Tk, D)
+    float *kt = calloc((size_t)B * D * Tk + ATTN_KEY_SLACK, sizeof(float));  // (B, D, Tk)
+    float *v = malloc(sizeof(float) * B * Tk * D);                           // (B, Tk, D)
+    float *cs = calloc((size_t)B * Tk * H, sizeof(float));                   // (B, Tk, H) unread
+    float *o = malloc(sizeof(float) * B * Tq * D);                           // (B, Tq, D)
+    float *p = malloc(sizeof(float) * B * H * Tq * Tk);                      // (B, H, Tq, Tk)
+    for (long i = 0; i < (long)B * Tq * D; i++) q[i] = (float)rng_normal(&rng);
+    for (long i = 0; i < (long)B * Tk * D; i++)
+        k[i] = (float)rng_normal(&rng), v[i] = (float)rng_normal(&rng);
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < Tk; j++)
+            for (int c = 0; c < D; c++)
+                kt[((size_t)b * D + c) * Tk + j] = k[((size_t)b * Tk + j) * D + c];
+    int kv_len[] = {Tk, Tk - 5};
+    AttnMask mask = {kv_len, causal, causal ? Tk - Tq : 0};
+    Ctx c = {.gemm = gemm_lookup("blocked")};  // not training: no dropout
+    attention_core(&c, &s.a, o, p, q, transposed ? kt : k, transposed, v, cs, mask, B, Tq, Tk,
+                   Tk, s.work);
+    double worst_o = 0, worst_p = 0;
+    double *ref = malloc(sizeof(double) * Tk);  // (Tk) one row's probabilities
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < Tq; i++) {
+                int n = kv_len[b];
+                if (causal && i + mask.q_offset + 1 < n) n = i + mask.q_offset + 1;
+                const float *qi = q + ((size_t)b * Tq + i) * D + h * Dh;  // (Dh)
+                const float *kh = k + (size_t)b * Tk * D + h * Dh;       // (Tk, Dh), rows D apart
+                const float *vh = v + (size_t)b * Tk * D + h * Dh;       // (Tk, Dh), rows D apart
+                double mx = -INFINITY, sum = 0;
+                for (int j = 0; j < n; j++) {
+                    double dot = 0;
+                    for (int c2 = 0; c2 < Dh; c2++) dot += (double)qi[c2] * kh[(size_t)j * D + c2];
+                    ref[j] = dot / sqrt((double)Dh);
+                    if (ref[j] > mx) mx = ref[j];
+                }
+                for (int j = 0; j < n; j++) sum += ref[j] = exp(ref[j] - mx);
+                const float *pi = p + (((size_t)b * H + h) * Tq + i) * Tk;
+                for (int j = 0; j < Tk; j++) {
+                    double want = j < n ? ref[j] / sum : 0.0;
+                    worst_p = fmax(worst_p, fabs(pi[j] - want));
+                }
+                for (int c2 = 0; c2 < Dh; c2++) {
+                    double want = 0;
+                    for (int j = 0; j < n; j++) want += ref[j] / sum * vh[(size_t)j * D + c2];
+                    double got = o[((size_t)b * Tq + i) * D + h * Dh + c2];
+                    worst_o = fmax(worst_o, fabs(got - want) / fmax(1.0, fabs(want)));
+                }
+            }
+    EXPECT(worst_p <= 1e-6 && worst_o <= 1e-5,
+           "core %dx%d%s%s: probabilities differ from double by %g, outputs by %g", Tq, Tk,
+           causal ? " causal" : "", transposed ? " transposed keys" : "", worst_p, worst_o);
+    side_free(&s);
+    free(q), free(k), free(kt), free(v), free(cs), free(o), free(p), free(ref);
+}
+
 /* Parameters of one attention module of a built table. */
 static size_t module_params(const ParamTable *pt, const char *prefix) {
     size_t n = 0, len = strlen(prefix);
@@ -171,5 +239,9 @@ int main(void) {
         check_equivalence(backends[g], false, false, tolerance[g]);
     }
     check_counts();
+    check_core_reference(1, 70, true, true);
+    check_core_reference(1, 70, false, false);
+    check_core_reference(33, 70, true, false);
+    check_core_reference(40, 37, false, true);
     return test_finish();
 }

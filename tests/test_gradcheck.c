@@ -2,8 +2,8 @@
  * LayerNorm (and its forward fused with the residual, against the two apart), embedding, the
  * label-smoothed loss, FFN (with dropout; ReLU kinks skipped), both attention implementations in
  * self (padded, causal) and cross form with and without dropout (also at sizes that span several
- * of the fused core's row blocks and column tiles), and the whole tiny model in both attention
- * modes and both norm orders. */
+ * of the fused core's row blocks and column tiles, and with lone query rows), and the whole tiny
+ * model in both attention modes and both norm orders. */
 #include <float.h>
 #include <math.h>
 #include <omp.h>
@@ -472,11 +472,14 @@ int main(void) {
     };
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_attention(specs[i], 1e-4);
     // the fused core's blocking: two query-row blocks (32 + a partial one), keys and head widths
-    // spanning whole and partial 16-column tiles, causal and padding masks, dropout; f sums
-    // thousands of outputs, so its noise floor is higher (the key bias, whose gradient is 0)
+    // spanning whole and partial column tiles (16 or 32 columns), causal and padding masks,
+    // dropout, and lone query rows (as in decoding) over 70 keys and an 88-wide head, which take
+    // 64 columns at once; f sums thousands of outputs, so its noise floor is higher (the key
+    // bias, whose gradient is 0)
     AttnSpec blocks[] = {
         {"core blocks concat causal padded dropout", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, 40, 2, 40, 3, 37, 37, true, true, 0.2f},
         {"core blocks collab cross content dropout", ATTENTION_COLLAB, COLLAB_BIAS_CONTENT, 24, 3, 20, 2, 35, 18, false, false, 0.2f},
+        {"core lone rows concat cross", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, 176, 2, 176, 2, 1, 70, false, false, 0.0f},
     };
     for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++) check_attention(blocks[i], 5e-4);
     check_model("model concat post-LN", ATTENTION_CONCAT, COLLAB_BIAS_CONTENT, NORM_POST, 0, 0.0f);
