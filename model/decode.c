@@ -131,11 +131,22 @@ void decode_free(DecodeState *st) {
     memset(st, 0, sizeof *st);
 }
 
-/* dst (cols, rows), rows ldd apart, = src^T for src (rows, cols), rows lds apart. */
-static void transpose(float *dst, long ldd, const float *src, long lds, int rows, int cols) {
-#pragma omp parallel for schedule(static) if ((long)rows * cols >= OMP_MIN_WORK)
-    for (int j = 0; j < cols; j++)
-        for (int i = 0; i < rows; i++) dst[j * ldd + i] = src[i * lds + j];
+/* Each of n matrices src_b (rows, cols), rows lds apart, the next src_step floats on, transposed
+ * into dst_b (cols, rows), rows ldd apart, the next dst_step floats on: one loop over them all
+ * (a step's keys are one column of each row's (W, T) cache: one call per row cost more than the
+ * copy). Its writes are scattered, a cache line each, so it takes threads from less work than
+ * streaming loops do. */
+enum { TRANSPOSE_MIN_WORK = OMP_MIN_WORK / 8 };
+static void transpose_each(float *dst, size_t dst_step, long ldd, const float *src,
+                           size_t src_step, long lds, int n, int rows, int cols) {
+    const long work = (long)n * rows * cols;
+#pragma omp parallel for collapse(2) schedule(static) if (work >= TRANSPOSE_MIN_WORK)
+    for (int b = 0; b < n; b++)
+        for (int j = 0; j < cols; j++) {
+            float *d = dst + b * dst_step + j * ldd;   // (rows) row j of dst_b
+            const float *s = src + b * src_step + j;  // (rows) column j of src_b, lds apart
+            for (int i = 0; i < rows; i++) d[i] = s[i * lds];
+        }
 }
 
 void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *src_len,
@@ -155,8 +166,8 @@ void decode_begin(DecodeState *st, const Ctx *c, const int32_t *src, const int *
         DecodeLayerCache *L = &st->layers[l];
         attention_project_kv(c, &m->dec[l].cross_attn, st->tmp, L->cross_v, L->cross_cs,
                              m->enc_out, sents * S);
-        for (int s = 0; s < sents; s++)  // keys (S, W) -> (W, S) per sentence
-            transpose(L->cross_k + (size_t)s * W * S, S, st->tmp + (size_t)s * S * W, W, S, W);
+        // keys (S, W) -> (W, S) per sentence
+        transpose_each(L->cross_k, (size_t)W * S, S, st->tmp, (size_t)S * W, W, sents, S, W);
     }
 }
 
@@ -185,8 +196,8 @@ void decode_step(DecodeState *st, const Ctx *c_in, const int32_t *tokens, int t,
         const float *fin = sublayer_in(m, &sub[0], ss, x, st->fin, R);
         attention_project_q(c, self, st->q, fin, R);
         attention_project_kv(c, self, st->k, st->v, st->cs, fin, R);
-        for (int r = 0; r < R; r++)  // key column t of the row's (W, T)
-            transpose(L->self_k + (size_t)r * W * T + t, T, st->k + (size_t)r * W, W, 1, W);
+        // key column t of each row's (W, T)
+        transpose_each(L->self_k + t, (size_t)W * T, T, st->k, W, W, R, 1, W);
         copy_rows(L->self_v + (size_t)t * D, (long)T * D, st->v, D, R, D);
         copy_rows(L->self_cs + (size_t)t * H, (long)T * H, st->cs, H, R, H);
         AttnMask all = {NULL, false, 0};
