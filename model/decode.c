@@ -188,6 +188,8 @@ void decode_step(DecodeState *st, const Ctx *c_in, const int32_t *tokens, int t,
     const float *x = st->x;
     SubState ss = {st->saved, st->mean, st->rstd};
     Dropout off = {0, 0, 1.0f};
+    // the sublayers write their outputs over their inputs from the second on (st->out after
+    // LayerNorm, st->saved before it): the residual and the LayerNorm read a row before writing it
     for (int l = 0; l < m->n_dec; l++) {
         DecodeLayerCache *L = &st->layers[l];
         const Sublayer *sub = &m->dec_sub[3 * l];
@@ -205,8 +207,6 @@ void decode_step(DecodeState *st, const Ctx *c_in, const int32_t *tokens, int t,
                        R, 1, t + 1, T, st->attn_work);
         linear_forward(c, st->f, st->o, self->p.w_o, self->p.b_o, R, D, D);
         x = sublayer_out(m, &sub[0], ss, x, st->f, st->out, R, off);
-        memcpy(st->x, x, sizeof(float) * R * D);
-        x = st->x;
         // cross-attention: the beam rows of a sentence are its queries
         fin = sublayer_in(m, &sub[1], ss, x, st->fin, R);
         attention_project_q(c, cross, st->q, fin, R);
@@ -215,14 +215,10 @@ void decode_step(DecodeState *st, const Ctx *c_in, const int32_t *tokens, int t,
                        src, st->sents, st->beam, st->S, st->S, st->attn_work);
         linear_forward(c, st->f, st->o, cross->p.w_o, cross->p.b_o, R, D, D);
         x = sublayer_out(m, &sub[1], ss, x, st->f, st->out, R, off);
-        memcpy(st->x, x, sizeof(float) * R * D);
-        x = st->x;
         // FFN
         fin = sublayer_in(m, &sub[2], ss, x, st->fin, R);
         ffn_forward(c, sub[2].ffn, st->ffn_h, st->f, fin, R, D, m->F, 0.0f, 0);
         x = sublayer_out(m, &sub[2], ss, x, st->f, st->out, R, off);
-        memcpy(st->x, x, sizeof(float) * R * D);
-        x = st->x;
     }
     if (m->pre_norm) {
         layernorm_forward(st->out, st->mean, st->rstd, x, m->dec_final.g, m->dec_final.b, R, D);
