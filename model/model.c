@@ -212,6 +212,7 @@ static void work_layout(Model *m, Arena *a, int B, int S, int T) {
     w->xout[0] = w->d_a, w->xout[1] = w->d_b;
     w->d_enc = arena_floats(a, (size_t)Ns * D);
     w->h = arena_floats(a, (size_t)Nmax * m->F);
+    w->ln_grad = arena_floats(a, layernorm_grad_floats(Nmax, D));
     const Attention *att = m->n_dec ? &m->dec[0].self_attn : NULL;
     size_t big = loss_work_floats(m->V);
     big = max_z(big, attention_work_floats(att, B, S, S, m->nthreads));
@@ -386,11 +387,9 @@ static void sublayer_backward(Model *m, const Ctx *c, Sublayer *s, float *dx, co
     Dropout mask = dropout_make(c, m->dropout, s->site + 1);
     float *df = m->w.f;
     if (!m->pre_norm) {  // out = LN(x + drop(f(x))): dx = the LayerNorm's gradient, then f's added
-        TIMED(m, PHASE_NORM, {
-            layernorm_backward(dx, s->dln.g, s->dln.b, d_out, NULL, s->saved, s->mean, s->rstd,
-                               s->ln.g, N, D);
-            dropout_apply(df, dx, n, mask);
-        });
+        TIMED(m, PHASE_NORM,
+              layernorm_backward(dx, df, mask, s->dln.g, s->dln.b, d_out, NULL, s->saved, s->mean,
+                                 s->rstd, s->ln.g, N, D, m->w.ln_grad));
         branch_backward(m, c, s, dx, 1.0f, df, x, b, dec);
         return;
     }
@@ -401,8 +400,8 @@ static void sublayer_backward(Model *m, const Ctx *c, Sublayer *s, float *dx, co
     });
     branch_backward(m, c, s, m->w.dfin, 0.0f, df, m->w.fin, b, dec);
     TIMED(m, PHASE_NORM,
-          layernorm_backward(dx, s->dln.g, s->dln.b, m->w.dfin, d_out, x, s->mean, s->rstd,
-                             s->ln.g, N, D));
+          layernorm_backward(dx, NULL, mask, s->dln.g, s->dln.b, m->w.dfin, d_out, x, s->mean,
+                             s->rstd, s->ln.g, N, D, m->w.ln_grad));
 }
 
 /* Runs a stack from x0; its output (after the final LayerNorm when pre-LN) goes to out. */
@@ -434,8 +433,9 @@ static float *stack_backward(Model *m, const Ctx *c, Sublayer *sub, int n, const
     if (m->pre_norm) {  // the final LayerNorm, over the last sublayer's output
         const float *last = n ? sub[n - 1].saved : x0;
         TIMED(m, PHASE_NORM,
-              layernorm_backward(d, dfinal_ln->g, dfinal_ln->b, d_out, NULL, last, stats,
-                                 stats + N, final_ln->g, N, m->D));
+              layernorm_backward(d, NULL, (Dropout){0, 0, 1.0f}, dfinal_ln->g, dfinal_ln->b,
+                                 d_out, NULL, last, stats, stats + N, final_ln->g, N, m->D,
+                                 m->w.ln_grad));
         grads_done(m, final_span);
     } else {
         memcpy(d, d_out, sizeof(float) * N * m->D);

@@ -101,6 +101,7 @@ typedef struct Model {
         float *xout[2];               // sublayer outputs in forward (post-LN); alias d_a, d_b
         float *d_a, *d_b, *d_enc;     // gradient ping-pong; encoder output gradient (B,S,D)
         float *h;                     // (N, F) the FFN hidden layer's gradient
+        float *ln_grad;               // LayerNorm parameter gradients' blocks (ops.h)
         float *big;                   // attention or loss workspace
         GemmPackedB emb_packed[2];    // the output layer's packed operands (loss.h)
     } w;

@@ -52,43 +52,25 @@ void linear_backward(const Ctx *c, float *dx, float beta_dx, float *dw, float *d
 
 enum { COLSUM_WIDTH = 64 };  // columns summed at once, in registers
 
-/* db(D) += the column sums of dy(N, D), and, with dg, dg(D) += those of dy * xhat (xhat =
- * (x - mean) * rstd, x (N, D), mean and rstd (N)). Threads own column ranges and sum the rows in
- * order, COLSUM_WIDTH columns at a time from zero, then add the sums: deterministic, race-free,
- * and free of the loads and stores of db that a sum straight into it would repeat every row. */
-static void colsums_add(float *db, float *dg, const float *dy, const float *x, const float *mean,
-                        const float *rstd, int N, int D) {
+/* Threads own column ranges and sum the rows in order, COLSUM_WIDTH columns at a time from zero,
+ * then add the sums: deterministic, race-free, and free of the loads and stores of db that a sum
+ * straight into it would repeat every row. */
+void colsum_add(float *db, const float *x, int N, int D) {
 #pragma omp parallel if ((long)N * D >= OMP_MIN_WORK)
     {
         int nt = omp_get_num_threads(), t = omp_get_thread_num();
         int j0 = (int)((long)D * t / nt), j1 = (int)((long)D * (t + 1) / nt);
         for (int c0 = j0; c0 < j1; c0 += COLSUM_WIDTH) {
             int w = j1 - c0 < COLSUM_WIDTH ? j1 - c0 : COLSUM_WIDTH;
-            float sb[COLSUM_WIDTH] = {0}, sg[COLSUM_WIDTH] = {0};
+            float sb[COLSUM_WIDTH] = {0};
             for (int i = 0; i < N; i++) {
-                const float *dyi = dy + (long)i * D + c0;
-                if (dg) {
-                    const float *xi = x + (long)i * D + c0;
-                    float m = mean[i], r = rstd[i];
+                const float *xi = x + (long)i * D + c0;
 #pragma omp simd
-                    for (int j = 0; j < w; j++) {
-                        sg[j] += dyi[j] * (xi[j] - m) * r;
-                        sb[j] += dyi[j];
-                    }
-                } else {
-#pragma omp simd
-                    for (int j = 0; j < w; j++) sb[j] += dyi[j];
-                }
+                for (int j = 0; j < w; j++) sb[j] += xi[j];
             }
             for (int j = 0; j < w; j++) db[c0 + j] += sb[j];
-            if (dg)
-                for (int j = 0; j < w; j++) dg[c0 + j] += sg[j];
         }
     }
-}
-
-void colsum_add(float *db, const float *x, int N, int D) {
-    colsums_add(db, NULL, x, NULL, NULL, NULL, N, D);
 }
 
 /* One row of D: y_i = (x_i - mean) * rstd * g + b. */
@@ -120,31 +102,47 @@ void layernorm_apply(float *y, const float *x, const float *mean, const float *r
         layernorm_row(y + (long)i * D, x + (long)i * D, mean[i], rstd[i], g, b, D);
 }
 
-void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *res,
-                        const float *x, const float *mean, const float *rstd, const float *g,
-                        int N, int D) {
+void layernorm_backward(float *dx, float *df, Dropout drop, float *dg, float *db, const float *dy,
+                        const float *res, const float *x, const float *mean, const float *rstd,
+                        const float *g, int N, int D, float *partial) {
     // dx = res + rstd * (dy*g - mean(dy*g) - xhat * mean(dy*g*xhat))
+    const int blocks = (N + LN_GRAD_ROWS - 1) / LN_GRAD_ROWS;
 #pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
-    for (int i = 0; i < N; i++) {
-        const float *dyi = dy + (long)i * D, *xi = x + (long)i * D;
-        float *dxi = dx + (long)i * D;
-        const float *resi = res ? res + (long)i * D : NULL;
-        float m = mean[i], r = rstd[i];
-        // the sums of dy*g and of dy*g*xhat, in vectors (short rows: latency-bound)
-        vfloat s_dyg = {0}, s_dyg_xhat = {0};
-        for (int j = 0; j < D; j += VF_LANES) {
-            int n = D - j < VF_LANES ? D - j : VF_LANES;
-            vfloat dyg = vf_load_partial(dyi + j, n) * vf_load_partial(g + j, n);
-            s_dyg += dyg;
-            s_dyg_xhat += dyg * ((vf_load_partial(xi + j, n) - m) * r);  // 0 where dyg is
-        }
-        float a = vf_sum(s_dyg) / D, bb = vf_sum(s_dyg_xhat) / D;
-        for (int j = 0; j < D; j++) {
-            float xhat = (xi[j] - m) * r;
-            dxi[j] = (resi ? resi[j] : 0.0f) + r * (dyi[j] * g[j] - a - xhat * bb);
+    for (int k = 0; k < blocks; k++) {
+        float *sb = partial + (size_t)k * 2 * D, *sg = sb + D;  // (D), (D) the block's sums
+        memset(sb, 0, sizeof(float) * 2 * D);
+        const int i1 = (k + 1) * LN_GRAD_ROWS < N ? (k + 1) * LN_GRAD_ROWS : N;
+        for (int i = k * LN_GRAD_ROWS; i < i1; i++) {
+            const float *dyi = dy + (long)i * D, *xi = x + (long)i * D;
+            float *dxi = dx + (long)i * D;
+            const float *resi = res ? res + (long)i * D : NULL;
+            float m = mean[i], r = rstd[i];
+            // the sums of dy*g and of dy*g*xhat, in vectors (short rows: latency-bound)
+            vfloat s_dyg = {0}, s_dyg_xhat = {0};
+            for (int j = 0; j < D; j += VF_LANES) {
+                int n = D - j < VF_LANES ? D - j : VF_LANES;
+                vfloat dyg = vf_load_partial(dyi + j, n) * vf_load_partial(g + j, n);
+                s_dyg += dyg;
+                s_dyg_xhat += dyg * ((vf_load_partial(xi + j, n) - m) * r);  // 0 where dyg is
+            }
+            float a = vf_sum(s_dyg) / D, bb = vf_sum(s_dyg_xhat) / D;
+#pragma omp simd
+            for (int j = 0; j < D; j++) {
+                float xhat = (xi[j] - m) * r;
+                dxi[j] = (resi ? resi[j] : 0.0f) + r * (dyi[j] * g[j] - a - xhat * bb);
+                sb[j] += dyi[j];
+                sg[j] += dyi[j] * xhat;
+            }
+            if (df && drop.key)
+                dropout_mul(df + (long)i * D, dxi, D, (uint64_t)i * D, &drop);
+            else if (df)
+                memcpy(df + (long)i * D, dxi, sizeof(float) * D);
         }
     }
-    colsums_add(db, dg, dy, x, mean, rstd, N, D);
+    float *sum = partial + (size_t)blocks * 2 * D;  // (2D) the blocks' sums, in order
+    memset(sum, 0, sizeof(float) * 2 * D);
+    colsum_add(sum, partial, blocks, 2 * D);
+    for (int j = 0; j < D; j++) db[j] += sum[j], dg[j] += sum[D + j];
 }
 
 /* With dropout on, the elementwise layers below walk their n elements in chunks of DROPOUT_CHUNK:

@@ -99,11 +99,19 @@ void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const
 /* y = (x - mean) * rstd * g + b with saved statistics: recomputes a forward output exactly. */
 void layernorm_apply(float *y, const float *x, const float *mean, const float *rstd,
                      const float *g, const float *b, int N, int D);
+/* Rows of a block of layernorm_backward's parameter gradients: a block's column sums are made
+ * while its rows are in cache, then the blocks' sums are added in order. */
+enum { LN_GRAD_ROWS = 16 };
+static inline size_t layernorm_grad_floats(int N, int D) {  // its workspace
+    return (size_t)((N + LN_GRAD_ROWS - 1) / LN_GRAD_ROWS + 1) * 2 * D;
+}
 /* dx (written) = res + the gradient through the LayerNorm of dy; res (N, D) may be NULL (zero),
- * dx != res. dg, db (D) += the parameters' gradients. */
-void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *res,
-                        const float *x, const float *mean, const float *rstd, const float *g,
-                        int N, int D);
+ * dx != res. dg, db (D) += the parameters' gradients, summed in blocks of LN_GRAD_ROWS rows in
+ * `partial` (layernorm_grad_floats(N, D)). With df, also df (N, D) = dropout_apply(dx) under
+ * `drop`, in the same pass. */
+void layernorm_backward(float *dx, float *df, Dropout drop, float *dg, float *db, const float *dy,
+                        const float *res, const float *x, const float *mean, const float *rstd,
+                        const float *g, int N, int D, float *partial);
 
 /* out = x * mask, out == x allowed: dropout's forward, and its backward (the same map; the
  * gradient is written, not added). */

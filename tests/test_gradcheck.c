@@ -53,20 +53,29 @@ static double ln_f(void *p) {
 
 static void check_layernorm(void) {
     Rng r = rng_init(1, 0);
-    LnCase t = {.N = 5, .D = 12};
+    LnCase t = {.N = 37, .D = 12};  // parameter gradients in blocks of 16 rows: 16 + 16 + 5
     long n = (long)t.N * t.D;
     t.x = randv(n, 2, &r), t.R = randv(n, 1, &r), t.y = randv(n, 0, &r);
     t.g = randv(t.D, 0.5f, &r), t.b = randv(t.D, 1, &r);
     for (int j = 0; j < t.D; j++) t.g[j] += 1.0f;
     t.mean = randv(t.N, 0, &r), t.rstd = randv(t.N, 0, &r);
     float *dx = unset(n), *dg = calloc(t.D, 4), *db = calloc(t.D, 4);  // (N, D), (D), (D)
+    float *partial = unset((long)layernorm_grad_floats(t.N, t.D)), *df = unset(n);  // df (N, D)
+    Ctx c = {.seed = 4, .step = 1, .train = true};
+    Dropout drop = dropout_make(&c, 0.3f, 5);
     ln_f(&t);
-    layernorm_backward(dx, dg, db, t.R, NULL, t.x, t.mean, t.rstd, t.g, t.N, t.D);
+    layernorm_backward(dx, df, drop, dg, db, t.R, NULL, t.x, t.mean, t.rstd, t.g, t.N, t.D,
+                       partial);
+    // df, made in the same pass, is dropout_apply(dx) exactly
+    float *dropped = unset(n);  // (N, D)
+    dropout_apply(dropped, dx, n, drop);
+    EXPECT(max_abs_diff(df, dropped, n) == 0.0, "layernorm_backward's df is not dropout(dx)");
     GcTensor ts[] = {{"x", t.x, dx, n}, {"g", t.g, dg, t.D}, {"b", t.b, db, t.D}};
     gradcheck("layernorm", ln_f, NULL, &t, ts, 3, (GcOptions){1e-2f, 60, 1e-2, 1e-3, 1e-5});
     // with a residual gradient: dx = res + the same gradient (rounded once or twice: FMA)
     float *res = randv(n, 1, &r), *dx_res = unset(n);  // (N, D), (N, D)
-    layernorm_backward(dx_res, dg, db, t.R, res, t.x, t.mean, t.rstd, t.g, t.N, t.D);
+    layernorm_backward(dx_res, NULL, drop, dg, db, t.R, res, t.x, t.mean, t.rstd, t.g, t.N, t.D,
+                       partial);
     int wrong = 0;
     for (long i = 0; i < n; i++) {
         float sum = res[i] + dx[i], tol = 2 * FLT_EPSILON * (fabsf(res[i]) + fabsf(dx[i]));
@@ -74,7 +83,7 @@ static void check_layernorm(void) {
     }
     EXPECT(wrong == 0, "layernorm_backward with a residual gradient: %d of %ld differ", wrong, n);
     free(t.x), free(t.R), free(t.y), free(t.g), free(t.b), free(t.mean), free(t.rstd);
-    free(dx), free(dg), free(db), free(res), free(dx_res);
+    free(dx), free(dg), free(db), free(res), free(dx_res), free(partial), free(df), free(dropped);
 }
 
 /* ---------------------------------------------------------------- embedding */
