@@ -120,8 +120,31 @@ static inline float vf_max(vfloat v) {
 #endif
 }
 
+/* exp(x) lane by lane, to 4e-7 relative: x = n ln 2 + r with |r| <= ln 2 / 2, exp(r) by a
+ * polynomial, times 2^n; 0 below lo (so -inf gives 0), inf where it overflows, NaN kept. With
+ * AVX-512, roundscale and scalef do the rounding and the scaling (and its overflow), where the
+ * portable form needs clamps and selects, which AVX-512's comparisons into mask registers make
+ * costly. */
 static inline vfloat vf_exp(vfloat x) {
     const float hi = 88.3762626647949f, lo = -87.3365447504f;
+#if defined(__AVX512F__)
+    const __m512 v = (__m512)x;
+    // clamped into [lo, hi + 1]: NaN kept (max and min return their second operand then)
+    const __m512 c = _mm512_min_ps(_mm512_set1_ps(hi + 1.0f), _mm512_max_ps(_mm512_set1_ps(lo), v));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(c, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), c);  // c - n ln 2, in two parts
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 y = _mm512_set1_ps(1.9875691500e-4f);
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
+    y = _mm512_add_ps(_mm512_fmadd_ps(y, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+    const __mmask16 kept = _mm512_cmp_ps_mask(v, _mm512_set1_ps(lo), _CMP_NLT_UQ);  // not x < lo
+    return (vfloat)_mm512_maskz_scalef_ps(kept, y, n);
+#else
     const vfloat zero = {0}, one = zero + 1.0f;
     vfloat c = vf_select(x < lo, zero + lo, x);
     c = vf_select(c > hi, zero + hi, c);
@@ -140,6 +163,7 @@ static inline vfloat vf_exp(vfloat x) {
     vfloat e = y * (vfloat)((__builtin_convertvector(n, vint) + 127) << 23);  // y * 2^n
     e = vf_select(x < lo, zero, e);
     return vf_select(x > hi, zero + INFINITY, e);
+#endif
 }
 
 /* The max of x[0..n) (NaN elements are passed over; -inf for n = 0), and in *sum their sum, in one
