@@ -133,9 +133,9 @@ void decode_free(DecodeState *st) {
 
 /* Each of n matrices src_b (rows, cols), rows lds apart, the next src_step floats on, transposed
  * into dst_b (cols, rows), rows ldd apart, the next dst_step floats on: one loop over them all
- * (a step's keys are one column of each row's (W, T) cache: one call per row cost more than the
- * copy). Its writes are scattered, a cache line each, so it takes threads from less work than
- * streaming loops do. */
+ * (a step's keys are one column of each row's (W, T) cache, and a parallel region per row would
+ * cost more than the copy). Its writes are scattered, a cache line each, so it takes threads from
+ * less work than streaming loops do. */
 enum { TRANSPOSE_MIN_WORK = OMP_MIN_WORK / 8 };
 static void transpose_each(float *dst, size_t dst_step, long ldd, const float *src,
                            size_t src_step, long lds, int n, int rows, int cols) {
