@@ -3,8 +3,9 @@
 # and decoding against the PyTorch anchor (../shared/peers/torch_transformer_bench.py, Debian's
 # python3-torch) on the same config, batch and thread count, run alternately REPS times (default
 # 3) so machine noise hits both; prints the medians and the ratios ours/PyTorch for tokens/s, peak
-# RSS and sentences/s, and our GFLOP/s, share of the FP32 FMA peak and memory by use. PyTorch
-# runs in the environment of its published anchors (OMP_WAIT_POLICY=PASSIVE, glibc heap tunables).
+# RSS and sentences/s (with the lowest and highest ratio of a single repetition), and our GFLOP/s,
+# share of the FP32 FMA peak and memory by use. PyTorch runs in the environment of its published
+# anchors (OMP_WAIT_POLICY=PASSIVE, glibc heap tunables).
 #   --config small  (default) the small model (bench-small.yaml, collab D~k 128), training and
 #                   decoding
 #   --config base   transformer-base (transformer-base.yaml, collab D~k 128 = D/4), training only
@@ -121,14 +122,19 @@ for line in open(sys.argv[1]):
             name = "greedy" if kv["mode"] == "greedy" else "beam"
             peer.setdefault((mode, name + " sent/s"), []).append(float(kv["sent_s"]))
 print(f"ours: {arch}")
-print(f"{'attention':10s} {'measure':20s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s}")
+print(f"{'attention':10s} {'measure':20s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s} "
+      f"{'per run':>11s}")
 for key in sorted(ours):
     o = statistics.median(ours[key])
     if key not in peer:  # ours only: the matrix products' work (model/flops.h), memory by use
         print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {'-':>10s} {'-':>7s}")
         continue
     p = statistics.median(peer[key])
-    print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {p:10.1f} {o / p:7.2f}")
+    # the ratios of the repetitions, each ours against the PyTorch run right after it: how far
+    # the machine's noise moves one comparison
+    runs = [a / b for a, b in zip(ours[key], peer[key])]
+    spread = f"{min(runs):.2f}-{max(runs):.2f}" if len(runs) > 1 else "-"
+    print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {p:10.1f} {o / p:7.2f} {spread:>11s}")
 # what the training target (PyTorch's tokens/s times 2 with AVX-512, 1.3 with AVX2) would ask
 # of the step, against the products' own time
 target = 2.0 if isa == "avx512" else 1.3
