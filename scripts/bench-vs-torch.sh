@@ -89,7 +89,7 @@ for r in $(seq 1 "$reps"); do
 done
 /usr/bin/python3 - "$out" <<'PY'
 import json, re, statistics, sys
-ours, peer, tokens = {}, {}, {}
+ours, peer, tokens, spreads = {}, {}, {}, []
 for line in open(sys.argv[1]):
     who, mode, rest = line.split(" ", 2)
     if who == "OURS":
@@ -106,6 +106,7 @@ for line in open(sys.argv[1]):
             # the step split: the matrix products issued through the GEMM interface, the rest
             ours.setdefault((mode, "train ms products"), []).append(e["ms_products"])
             ours.setdefault((mode, "train ms rest"), []).append(e["ms_rest"])
+            spreads.append(e["thread_spread_pct"])
             tokens[mode] = e["tgt_tokens"]
         else:
             ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
@@ -121,7 +122,9 @@ for line in open(sys.argv[1]):
         else:
             name = "greedy" if kv["mode"] == "greedy" else "beam"
             peer.setdefault((mode, name + " sent/s"), []).append(float(kv["sent_s"]))
-print(f"ours: {arch}")
+# how far apart the threads ran in each of our runs' FMA loop: the host's share of the noise
+print(f"ours: {arch}; its threads {statistics.median(spreads):.0f}% apart "
+      f"(median of the training runs, {min(spreads):.0f}-{max(spreads):.0f}%)")
 print(f"{'attention':10s} {'measure':20s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s} "
       f"{'per run':>11s}")
 for key in sorted(ours):

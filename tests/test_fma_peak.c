@@ -1,7 +1,8 @@
 /* test_fma_peak.c: the FMA peak loops do the work they report. Each chain iterates
  * a <- a*x + y from its seed, so after n steps it holds L + (a0 - L) x^n with L = y / (1 - x);
  * the loops' results must match that closed form and their FLOP counts 2 * chains * lanes * n.
- * fma_peak_measure must report the loop of the widest ISA the CPU has and the build allows.
+ * fma_peak_measure must report the loop of the widest ISA the CPU has and the build allows, and
+ * how far apart its threads' own times were (none for one thread).
  * The CPU probes must report the CPU's features capped at the build's NMT_ARCH level (none of
  * them off x86), and the blocked GEMM must offer the AVX-512 micro-kernel exactly when they
  * report AVX-512; off x86, `auto` is OpenBLAS. */
@@ -68,5 +69,9 @@ int main(void) {
     const char *want = cpu_has_avx512() ? "avx512" : cpu_has_avx2_fma() ? "avx2" : "scalar";
     EXPECT(!strcmp(peak.isa, want), "peak measured with the %s loop, expected %s", peak.isa, want);
     EXPECT(peak.gflops > 0.0, "peak %.3g GFLOP/s", peak.gflops);  // any speed: also under an emulator
+    // one thread is its own slowest and fastest; two take any times, but each is measured
+    EXPECT(peak.spread == 0.0, "one thread's spread %g", peak.spread);
+    FmaPeak two = fma_peak_measure(2);
+    EXPECT(two.spread >= 0.0 && isfinite(two.spread), "two threads' spread %g", two.spread);
     return test_finish();
 }

@@ -56,8 +56,8 @@ int bench_decode(int argc, char **argv) {
     Ctx c = {.gemm = gemm};
     const FmaPeak peak = fma_peak_measure(m.nthreads);
     if (!json)
-        printf("FP32 FMA peak %.1f GFLOP/s (%s loop, %d threads, build %s)\n", peak.gflops,
-               peak.isa, m.nthreads, cpu_build_arch());
+        printf("FP32 FMA peak %.1f GFLOP/s (%s loop, %d threads %.0f%% apart, build %s)\n",
+               peak.gflops, peak.isa, m.nthreads, 100.0 * peak.spread, cpu_build_arch());
     const int beams[2] = {1, beam};
     for (int run = 0; run < 2; run++) {
         int k = beams[run];
@@ -88,10 +88,12 @@ int bench_decode(int argc, char **argv) {
                 "{\"bench\":\"decode\",\"attention\":\"%s\",\"dk\":%d,\"mode\":\"%s\",\"beam\":%d,"
                 "\"sentences\":%d,\"batch\":%d,\"out_len\":%d,\"threads\":%d,\"seconds\":%.3f,"
                 "\"sentences_per_s\":%.1f,\"tokens_per_s\":%.0f,\"gflop\":%.3f,\"gflops\":%.2f,"
-                "\"pct_peak\":%.1f,\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"}\n",
+                "\"pct_peak\":%.1f,\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\","
+                "\"thread_spread_pct\":%.1f}\n",
                 attention_mode_name(cfg.model.attention), config_model_dk(&cfg.model), mode, k,
                 n_sent, batch, len, m.nthreads, dt, n_sent / dt, tokens / dt, flops / 1e9, gflops,
-                100.0 * gflops / peak.gflops, peak.gflops, peak.isa, cpu_build_arch());
+                100.0 * gflops / peak.gflops, peak.gflops, peak.isa, cpu_build_arch(),
+                100.0 * peak.spread);
         else
             printf("decode %-6s beam %-2d %s attention (dk %d): %d sentences in %.2f s = %.1f "
                    "sentences/s, %.0f tokens/s, %.1f GFLOP/s = %.1f%% of the FMA peak (batch %d, "

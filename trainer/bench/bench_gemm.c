@@ -252,8 +252,8 @@ int bench_gemm(int argc, char **argv) {
     if (json) {
         for (int t = 0; t < nthreads; t++)
             printf("{\"bench\":\"gemm\",\"shape\":\"peak\",\"threads\":%d,\"isa\":\"%s\","
-                   "\"gflops\":%.2f}\n",
-                   threads[t], peak[t].isa, peak[t].gflops);
+                   "\"gflops\":%.2f,\"thread_spread_pct\":%.1f}\n",
+                   threads[t], peak[t].isa, peak[t].gflops, 100.0 * peak[t].spread);
         for (int t = 0; t < nthreads; t++) {
             printf("{\"bench\":\"gemm\",\"auto\":\"%s\",\"threads\":%d", autoc[t].source,
                    threads[t]);
@@ -270,9 +270,11 @@ int bench_gemm(int argc, char **argv) {
                    strcmp(backends[b]->name, "auto") ? backends[b]->detail : "per shape class");
     } else {
         printf("# FP32 FMA peak (%s loop):", peak[0].isa);
-        for (int t = 0; t < nthreads; t++)
+        for (int t = 0; t < nthreads; t++) {
             printf("%s %.1f GFLOP/s at %d thread%s", t ? "," : "", peak[t].gflops, threads[t],
                    threads[t] > 1 ? "s" : "");
+            if (threads[t] > 1) printf(" (%.0f%% apart)", 100.0 * peak[t].spread);
+        }
         for (int t = 0; t < nthreads; t++) {
             printf("\n# auto:");
             for (int k = 0; k < GEMM_CLASSES; k++)

@@ -176,9 +176,9 @@ int bench_train(int argc, char **argv) {
             med * 1e3, step_s[0] * 1e3);
         for (int p = 0; p < PHASE_COUNT; p++) printf(",\"ms_%s\":%.2f", model_phase_names[p], phase[p]);
         printf(",\"ms_optimizer\":%.2f,\"gflop_per_step\":%.4f,\"gflops\":%.2f,\"pct_peak\":%.1f,"
-               "\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\"",
+               "\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\",\"thread_spread_pct\":%.1f",
                opt_s, gflop, gflops, 100.0 * gflops / peak_gflops, peak_gflops, peak.isa,
-               cpu_build_arch());
+               cpu_build_arch(), 100.0 * peak.spread);
         for (int p = 0; p < PHASE_COUNT; p++)
             if (phase_gflop[p] > 0)
                 printf(",\"gflops_%s\":%.2f", model_phase_names[p], phase_gflop[p] / (phase[p] / 1e3));
@@ -210,8 +210,9 @@ int bench_train(int argc, char **argv) {
         for (int p = 0; p < PHASE_COUNT; p++) printf(" %s %.1f", model_phase_names[p], phase[p]);
         printf(" optimizer %.1f\n", opt_s);
         printf("  %.2f GFLOP/step (matrix products) = %.1f GFLOP/s = %.1f%% of the FP32 FMA peak "
-               "(%.1f GFLOP/s, %s loop, build %s)\n",
-               gflop, gflops, 100.0 * gflops / peak_gflops, peak_gflops, peak.isa, cpu_build_arch());
+               "(%.1f GFLOP/s, %s loop, build %s; threads %.0f%% apart)\n",
+               gflop, gflops, 100.0 * gflops / peak_gflops, peak_gflops, peak.isa, cpu_build_arch(),
+               100.0 * peak.spread);
         printf("  GFLOP/s by phase:");
         for (int p = 0; p < PHASE_COUNT; p++)
             if (phase_gflop[p] > 0)

@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include "bench_setup.h"
 #include "cpu.h"
 #include "timer.h"
 
@@ -24,28 +25,35 @@ static double fma_loop_scalar(long iters, float seed, float *sink) {
 
 static volatile float fma_sink;  // the loops' results end here, so the work is not optimized away
 
-/* Seconds for `iters` iterations on each of `threads` threads (all started together), and the
- * FLOPs they did in *flops. */
-static double time_loops(FmaLoop loop, long iters, int threads, double *flops) {
-    double total = 0.0, t0 = 0.0, t1 = 0.0;
+/* Seconds for `iters` iterations on each of `threads` threads (all started together), the
+ * FLOPs they did in *flops, and the slowest thread's own time over the fastest's, minus 1, in
+ * *spread. */
+static double time_loops(FmaLoop loop, long iters, int threads, double *flops, double *spread) {
+    double total = 0.0, t0 = 0.0, t1 = 0.0, fastest = 1e300, slowest = 0.0;
     float sinks = 0.0f;
-#pragma omp parallel num_threads(threads) reduction(+ : total, sinks)
+#pragma omp parallel num_threads(threads) reduction(+ : total, sinks) \
+    reduction(min : fastest) reduction(max : slowest)
     {
         float sink;
 #pragma omp barrier
-        if (omp_get_thread_num() == 0) t0 = now_seconds();
+        double start = now_seconds();
+        if (omp_get_thread_num() == 0) t0 = start;
         total += loop(iters, (float)omp_get_thread_num(), &sink);
+        double own = now_seconds() - start;
+        fastest = own < fastest ? own : fastest, slowest = own > slowest ? own : slowest;
         sinks += sink;
 #pragma omp barrier
         if (omp_get_thread_num() == 0) t1 = now_seconds();
     }
     fma_sink = sinks;
     *flops = total;
+    *spread = fastest > 0.0 ? slowest / fastest - 1.0 : 0.0;
     return t1 - t0;
 }
 
+
 FmaPeak fma_peak_measure(int threads) {
-    FmaPeak peak = {0.0, "scalar"};
+    FmaPeak peak = {0.0, "scalar", 0.0};
     FmaLoop loop = fma_loop_scalar;
 #if CPU_X86
     if (cpu_has_avx512())
@@ -53,12 +61,15 @@ FmaPeak fma_peak_measure(int threads) {
     else if (cpu_has_avx2_fma())
         loop = fma_loop_avx2, peak.isa = "avx2";
 #endif
-    double flops;
+    enum { ROUNDS = 5 };
+    double flops, spread[ROUNDS];
     long iters = 1 << 14;
-    while (time_loops(loop, iters, threads, &flops) < 0.05) iters *= 2;  // rounds of >= 50 ms
-    for (int round = 0; round < 5; round++) {
-        double gflops = flops / time_loops(loop, iters, threads, &flops) / 1e9;
+    while (time_loops(loop, iters, threads, &flops, &spread[0]) < 0.05)
+        iters *= 2;  // rounds of >= 50 ms
+    for (int round = 0; round < ROUNDS; round++) {
+        double gflops = flops / time_loops(loop, iters, threads, &flops, &spread[round]) / 1e9;
         if (gflops > peak.gflops) peak.gflops = gflops;
     }
+    peak.spread = bench_median(spread, ROUNDS);
     return peak;
 }

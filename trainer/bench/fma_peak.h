@@ -7,6 +7,9 @@
 typedef struct FmaPeak {
     double gflops;    // FP32 GFLOP/s of all threads together (an FMA counts 2)
     const char *isa;  // "avx512", "avx2", "scalar"
+    double spread;    // how much longer the slowest thread took than the fastest (0.1 = 10%),
+                      // median over the rounds: a host that runs virtual CPUs at different
+                      // speeds shows here, and it moves every multi-threaded timing
 } FmaPeak;
 
 /* Runs the loop on `threads` threads at once for about a second in total; the best of a few
