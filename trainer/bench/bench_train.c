@@ -176,7 +176,8 @@ int bench_train(int argc, char **argv) {
             med * 1e3, step_s[0] * 1e3);
         for (int p = 0; p < PHASE_COUNT; p++) printf(",\"ms_%s\":%.2f", model_phase_names[p], phase[p]);
         printf(",\"ms_optimizer\":%.2f,\"gflop_per_step\":%.4f,\"gflops\":%.2f,\"pct_peak\":%.1f,"
-               "\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\",\"thread_spread_pct\":%.1f",
+               "\"peak_gflops\":%.2f,\"peak_isa\":\"%s\",\"arch\":\"%s\","
+               "\"thread_spread_pct\":%.1f",
                opt_s, gflop, gflops, 100.0 * gflops / peak_gflops, peak_gflops, peak.isa,
                cpu_build_arch(), 100.0 * peak.spread);
         for (int p = 0; p < PHASE_COUNT; p++)

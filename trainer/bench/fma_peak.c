@@ -1,5 +1,5 @@
 /* fma_peak.c: measuring the FP32 FMA peak (fma_peak.h): picks the loop for this CPU, calibrates
- * its length and times it on all requested threads at once. */
+ * its length and times it on all requested threads at once, and each thread's own run of it. */
 #include "fma_peak.h"
 
 #include <omp.h>
@@ -50,7 +50,6 @@ static double time_loops(FmaLoop loop, long iters, int threads, double *flops, d
     *spread = fastest > 0.0 ? slowest / fastest - 1.0 : 0.0;
     return t1 - t0;
 }
-
 
 FmaPeak fma_peak_measure(int threads) {
     FmaPeak peak = {0.0, "scalar", 0.0};
