@@ -89,7 +89,7 @@ for r in $(seq 1 "$reps"); do
 done
 /usr/bin/python3 - "$out" <<'PY'
 import json, re, statistics, sys
-ours, peer, tokens, spreads = {}, {}, {}, []
+ours, peer, tokens, thread_spreads = {}, {}, {}, []
 for line in open(sys.argv[1]):
     who, mode, rest = line.split(" ", 2)
     if who == "OURS":
@@ -106,7 +106,7 @@ for line in open(sys.argv[1]):
             # the step split: the matrix products issued through the GEMM interface, the rest
             ours.setdefault((mode, "train ms products"), []).append(e["ms_products"])
             ours.setdefault((mode, "train ms rest"), []).append(e["ms_rest"])
-            spreads.append(e["thread_spread_pct"])
+            thread_spreads.append(e["thread_spread_pct"])
             tokens[mode] = e["tgt_tokens"]
         else:
             ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
@@ -123,8 +123,8 @@ for line in open(sys.argv[1]):
             name = "greedy" if kv["mode"] == "greedy" else "beam"
             peer.setdefault((mode, name + " sent/s"), []).append(float(kv["sent_s"]))
 # how far apart the threads ran in each of our runs' FMA loop: the host's share of the noise
-print(f"ours: {arch}; its threads {statistics.median(spreads):.0f}% apart "
-      f"(median of the training runs, {min(spreads):.0f}-{max(spreads):.0f}%)")
+print(f"ours: {arch}; its threads {statistics.median(thread_spreads):.0f}% apart (median of the "
+      f"training runs, {min(thread_spreads):.0f}-{max(thread_spreads):.0f}%)")
 print(f"{'attention':10s} {'measure':20s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s} "
       f"{'per run':>11s}")
 for key in sorted(ours):
@@ -136,8 +136,8 @@ for key in sorted(ours):
     # the ratios of the repetitions, each ours against the PyTorch run right after it: how far
     # the machine's noise moves one comparison
     runs = [a / b for a, b in zip(ours[key], peer[key])]
-    spread = f"{min(runs):.2f}-{max(runs):.2f}" if len(runs) > 1 else "-"
-    print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {p:10.1f} {o / p:7.2f} {spread:>11s}")
+    run_range = f"{min(runs):.2f}-{max(runs):.2f}" if len(runs) > 1 else "-"
+    print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {p:10.1f} {o / p:7.2f} {run_range:>11s}")
 # what the training target (PyTorch's tokens/s times 2 with AVX-512, 1.3 with AVX2) would ask
 # of the step, against the products' own time
 target = 2.0 if isa == "avx512" else 1.3

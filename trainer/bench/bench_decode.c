@@ -55,9 +55,12 @@ int bench_decode(int argc, char **argv) {
     for (int s = 0; s < n_sent; s++) src_len[s] = len;
     Ctx c = {.gemm = gemm};
     const FmaPeak peak = fma_peak_measure(m.nthreads);
-    if (!json)
-        printf("FP32 FMA peak %.1f GFLOP/s (%s loop, %d threads %.0f%% apart, build %s)\n",
-               peak.gflops, peak.isa, m.nthreads, 100.0 * peak.spread, cpu_build_arch());
+    if (!json) {
+        printf("FP32 FMA peak %.1f GFLOP/s (%s loop, %d thread%s", peak.gflops, peak.isa,
+               m.nthreads, m.nthreads > 1 ? "s" : "");
+        if (m.nthreads > 1) printf(" %.0f%% apart", 100.0 * peak.spread);
+        printf(", build %s)\n", cpu_build_arch());
+    }
     const int beams[2] = {1, beam};
     for (int run = 0; run < 2; run++) {
         int k = beams[run];

@@ -211,9 +211,10 @@ int bench_train(int argc, char **argv) {
         for (int p = 0; p < PHASE_COUNT; p++) printf(" %s %.1f", model_phase_names[p], phase[p]);
         printf(" optimizer %.1f\n", opt_s);
         printf("  %.2f GFLOP/step (matrix products) = %.1f GFLOP/s = %.1f%% of the FP32 FMA peak "
-               "(%.1f GFLOP/s, %s loop, build %s; threads %.0f%% apart)\n",
-               gflop, gflops, 100.0 * gflops / peak_gflops, peak_gflops, peak.isa, cpu_build_arch(),
-               100.0 * peak.spread);
+               "(%.1f GFLOP/s, %s loop, build %s",
+               gflop, gflops, 100.0 * gflops / peak_gflops, peak_gflops, peak.isa, cpu_build_arch());
+        if (m.nthreads > 1) printf("; threads %.0f%% apart", 100.0 * peak.spread);
+        printf(")\n");
         printf("  GFLOP/s by phase:");
         for (int p = 0; p < PHASE_COUNT; p++)
             if (phase_gflop[p] > 0)
