@@ -122,8 +122,9 @@ static Size long_k_size(const Ukernel *const *kernels, size_t n) {
 }
 
 /* Blocked results must not depend on the path or the thread count: one product through sgemm
- * at 1, 2 and 5 threads (more threads than cores get preempted, which the team must survive; at
- * 5, a C of more than MC rows is shared by the threads, at 2, done in halves by each alone),
+ * at 1, 2 and 5 threads (more threads than cores get preempted, which the team must survive, and
+ * the others then take row chunks of the preempted ones' shares or K halves; at 5, a C of more
+ * than MC rows is shared by the threads, at 2, done in halves by each alone),
  * sgemm_serial, sgemm_serial on row blocks of 5 (the small path; for a short C only, as the row
  * blocks of a taller C over a long K are short Cs summed in two K halves), and, for A not
  * transposed, with B packed once, at 1 and 5 threads. Only the last two variants for

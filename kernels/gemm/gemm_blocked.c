@@ -18,9 +18,11 @@
  * gradient's short C over a few K blocks) they split it and run independently: its columns, or,
  * for a short C no wider than tall and kernels that prefer it (Ukernel.short_c_rows), its rows.
  * They also split a tall C's rows, each thread doing its share alone, when B is packed once or
- * small beside each share (see parallel_product).
- * A short C over four K blocks or more is summed in two K halves, half of the threads each
- * (k_halves): a summation order that depends on the shape, never on the threads.
+ * small beside each share, and a thread done with its share takes the last row chunks of the
+ * others' (tall_rows_product).
+ * A short C over four K blocks or more is summed in two K halves, half of the threads starting on
+ * each, then helping with the other's rows that are left (k_halves): a summation order that depends
+ * on the shape, never on the threads.
  * Small products (attention-sized) take no threads and no packing of A, and pack B only to
  * transpose it: the micro-kernel reads the operands through their strides.
  * A B operand packed once (gemm_pack_b) holds every K block's micro-panels over all of N, in the
@@ -66,11 +68,17 @@ static int *zeroed_ints(GrowBuf *g, size_t n) {
     return memset(growbuf_reserve(g, n * sizeof(int)), 0, n * sizeof(int));
 }
 
-/* Each thread's buffers: its A micro-panel slots, and, working alone, its B block, A panel,
- * counters and the second K half's C. Freed when the thread exits (OpenMP runtimes end threads
- * when teams shrink). */
+/* The buffers of one packed product's Work (see work_make): B blocks, A panels, counters. */
+typedef struct WorkBufs {
+    GrowBuf b, a, counters;
+} WorkBufs;
+
+/* Each thread's buffers: its A micro-panel slots, and, working alone, its Work's, the second K
+ * half's C and its copy of a whole packed B. Freed when the thread exits (OpenMP runtimes end
+ * threads when teams shrink). */
 typedef struct ThreadBufs {
-    GrowBuf slots, b, a, counters, half_c;
+    GrowBuf slots, half_c, whole_b;
+    WorkBufs alone;
 } ThreadBufs;
 
 static pthread_key_t thread_bufs_key;
@@ -78,8 +86,8 @@ static pthread_once_t thread_bufs_once = PTHREAD_ONCE_INIT;
 
 static void thread_bufs_free(void *p) {
     ThreadBufs *t = p;
-    aligned_free(t->slots.p), aligned_free(t->b.p), aligned_free(t->a.p);
-    aligned_free(t->counters.p), aligned_free(t->half_c.p);
+    aligned_free(t->slots.p), aligned_free(t->half_c.p), aligned_free(t->whole_b.p);
+    aligned_free(t->alone.b.p), aligned_free(t->alone.a.p), aligned_free(t->alone.counters.p);
     free(t);
 }
 
@@ -97,8 +105,10 @@ static ThreadBufs *thread_bufs(void) {
     return t;
 }
 
-// A team's shared B blocks (two, used in turn), A panels (two), counters and second K half's C.
-static GrowBuf team_b, team_a, team_counters, team_half_c;
+// A team's Works (one per K half of a short C, the first for any other shared product), second
+// K half's C and the row chunks each thread has left of a tall C (see tall_rows_product).
+static WorkBufs team_work[2];
+static GrowBuf team_half_c, team_spans;
 
 /* One product C = alpha op(A) op(B) + beta C as the drivers see it. */
 typedef struct Product {
@@ -304,34 +314,51 @@ static void packed_product(const Product *g, const Work *w) {
     }
 }
 
-/* The shared state for a packed product by `nth` threads, in the team's buffers (or, alone, this
- * thread's). */
-static Work work_make(const Product *g, int nth) {
+/* Row chunks of a shared packed product that no thread has claimed yet, over all its blocks. */
+static int chunks_unclaimed(const Product *g, const Work *w) {
+    const int nkb = g->kb1 - g->kb0, nj = div_up(g->N, w->ncb), MR = g->uk->MR;
+    int left = 0;
+    for (int ic = 0, b = 0; ic < g->M; ic += w->mcb) {
+        const int chunks = div_up(div_up(min_i(w->mcb, g->M - ic), MR), w->chunk);
+        for (int q = 0; q < nkb * nj; q++, b++) {
+            int claimed = __atomic_load_n(&w->counters[b * WORK_COUNTERS + ROWS_CLAIMED],
+                                          __ATOMIC_RELAXED);
+            left += claimed < chunks ? chunks - claimed : 0;
+        }
+    }
+    return left;
+}
+
+/* The state of a packed product whose A panels are cut into `chunks` row chunks for the threads
+ * to claim (1: one thread computes it alone), in `bufs`. */
+static Work work_make(const Product *g, int chunks, WorkBufs *bufs) {
     const Ukernel *uk = g->uk;
     Work w;
     w.mcb = block_width(g->M, uk->MC, uk->MR);
     w.ncb = block_width(g->N, uk->NC, uk->NR);
-    int tiles = div_up(w.mcb, uk->MR), kc = div_up(g->K, k_blocks(g)), slots = nth > 1 ? 2 : 1;
-    w.chunk = nth > 1 ? div_up(tiles, 8 * nth) : tiles;  // chunks small enough to balance
+    int tiles = div_up(w.mcb, uk->MR), kc = div_up(g->K, k_blocks(g)), slots = chunks > 1 ? 2 : 1;
+    w.chunk = div_up(tiles, chunks);
     int nkb = g->kb1 - g->kb0, nj = div_up(g->N, w.ncb);
     int blocks = div_up(g->M, w.mcb) * nkb * nj;
     size_t b_floats = (size_t)kc * round_up_i(w.ncb, uk->NR);
     size_t a_floats = (size_t)round_up_i(w.mcb, uk->MR) * round_up_i(kc, uk->KB);
-    ThreadBufs *own = nth > 1 ? NULL : thread_bufs();
-    float *b = g->B_packed ? NULL : floats(own ? &own->b : &team_b, slots * b_floats);
+    float *b = g->B_packed ? NULL : floats(&bufs->b, slots * b_floats);
     w.bp[0] = b, w.bp[1] = b ? b + (slots - 1) * b_floats : NULL;
     w.ap[0] = w.ap[1] = NULL;
     if (nj > 1) {
-        float *a = floats(own ? &own->a : &team_a, slots * a_floats);
+        float *a = floats(&bufs->a, slots * a_floats);
         w.ap[0] = a, w.ap[1] = a + (slots - 1) * a_floats;
     }
-    int chunks = div_up(tiles, w.chunk);
-    int *counters = zeroed_ints(own ? &own->counters : &team_counters,
-                                (size_t)blocks * WORK_COUNTERS + (size_t)chunks * (1 + nj));
+    int row_chunks = div_up(tiles, w.chunk);
+    int *counters = zeroed_ints(&bufs->counters,
+                                (size_t)blocks * WORK_COUNTERS + (size_t)row_chunks * (1 + nj));
     w.counters = counters, w.chunk_gen = counters + (size_t)blocks * WORK_COUNTERS;
-    w.chunk_done = w.chunk_gen + chunks;
+    w.chunk_done = w.chunk_gen + row_chunks;
     return w;
 }
+
+/* The state of a packed product this thread computes alone, in its own buffers. */
+static Work alone_work(const Product *g) { return work_make(g, 1, &thread_bufs()->alone); }
 
 /* The whole product without packing A: the micro-kernel broadcasts A through its strides and
  * reads B rows in place, or from a transposed copy when tb. */
@@ -349,7 +376,7 @@ static void small_product(const Product *g) {
             b = packed_b_block(g, pc, kc, 0);
             rsb = NR, panel_stride = (long)kc * NR;
         } else if (g->tb) {
-            float *bp = floats(&thread_bufs()->b,
+            float *bp = floats(&thread_bufs()->alone.b,
                                (size_t)kc * round_up_i(g->N, NR));  // (N/NR, kc, NR)
             uk->pack_b(uk, kc, g->N, b, g->ldb, true, bp);
             b = bp, rsb = NR, panel_stride = (long)kc * NR;
@@ -386,9 +413,10 @@ static Product product_make(const Ukernel *uk, bool ta, bool tb, int M, int N, i
 
 /* A short C over a long K (weight gradients: a few hundred rows, K the batch's tokens) is summed
  * in two halves of its K blocks, the first into C, the second into a scratch C added to it at the
- * end. Each half is a product of its own, so two threads compute one each with no shared packing,
- * no waits and no operand packed twice, where splitting C instead has each thread pack all of one
- * operand. Whether to split depends on the shape alone: one thread sums the same halves. */
+ * end. Each half is a product of its own, so two threads compute one each with no operand packed
+ * twice, where splitting C instead has each thread pack all of one operand; a thread done with its
+ * half claims row chunks of the other's. Whether to split depends on the shape alone: one thread
+ * sums the same halves. */
 static bool k_halves(const Product *g) {
     return g->M <= GEMM_SHORT_C_ROWS && k_blocks(g) >= 4;
 }
@@ -414,7 +442,7 @@ static void blocks_product(const Product *g) {
     if ((double)g->M * g->N * g->K <= GEMM_SMALL_WORK) {
         small_product(g);
     } else {
-        Work w = work_make(g, 1);
+        Work w = alone_work(g);
         packed_product(g, &w);
     }
 }
@@ -450,8 +478,103 @@ static void product_part_alone(const Product *g, bool by_rows, int part, int par
     } else {
         p.N = i1 - i0, p.B = b_at(g, 0, i0), p.C = g->C + i0, p.packed_j0 = g->packed_j0 + i0;
     }
-    Work w = work_make(&p, 1);
+    Work w = alone_work(&p);
     packed_product(&p, &w);
+}
+
+/* op(B) (K, N), whole, into out in uk's B panel layout: K block at pc, (padded N / NR, kc, NR),
+ * at pc * padded N; the K blocks are the products' own, so each product reads its B blocks
+ * there. By the team's threads, or by the calling thread inside a parallel region. */
+static void pack_b_all(const Ukernel *uk, bool tb, int K, int N, const float *B, int ldb,
+                       float *out) {
+    const int NR = uk->NR, padded_N = round_up_i(N, NR), panels = padded_N / NR;
+    Product g = product_make(uk, false, tb, 0, N, K, 1.0f, NULL, 0, B, ldb, 0.0f, NULL, 0);
+    const int nkb = k_blocks(&g);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int kb = 0; kb < nkb; kb++)
+        for (int q = 0; q < panels; q++) {
+            int pc = k_start(&g, nkb, kb), kc = k_start(&g, nkb, kb + 1) - pc;
+            uk->pack_b(uk, kc, min_i(NR, N - q * NR), b_at(&g, pc, q * NR), ldb, tb,
+                       out + (size_t)pc * padded_N + (size_t)q * NR * kc);
+        }
+}
+
+/* The row chunks of one thread's share of a tall C that are left: [front, back) in the low and
+ * high 32 bits. Its owner takes them from the front, the other threads from the back. */
+static bool take_chunk(uint64_t *span, bool front, int *chunk) {
+    uint64_t v = __atomic_load_n(span, __ATOMIC_RELAXED);
+    for (;;) {
+        uint32_t f = (uint32_t)v, b = (uint32_t)(v >> 32);
+        if (f >= b) return false;
+        uint64_t next = front ? v + 1 : v - ((uint64_t)1 << 32);
+        if (__atomic_compare_exchange_n(span, &v, next, false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            *chunk = (int)(front ? f : b - 1);
+            return true;
+        }
+    }
+}
+
+/* A B no larger than this (floats) is packed whole by each thread of a tall C's row split, so
+ * that its row chunks can move between threads: 2 MB, about a core's L2. */
+enum { WHOLE_B_FLOATS = 1 << 19 };
+
+/* The chunks of a share of `share` row tiles, at most MAX_CHUNKS (each at least a 48th of the
+ * share): a quarter of the tiles left each, down to a tile, so that the last ones, which other
+ * threads take, are short. Chunk c is tiles [start[c], start[c + 1]); returns their count. */
+enum { MAX_CHUNKS = 64 };
+static int share_chunks(int share, int start[MAX_CHUNKS + 1]) {
+    const int least = share / 48 > 1 ? share / 48 : 1;
+    int n = 0;
+    start[0] = 0;
+    for (int at = 0; at < share; n++) {
+        int size = (share - at) / 4 > least ? (share - at) / 4 : least;
+        at = min_i(share, at + size);
+        start[n + 1] = at;
+    }
+    return n;
+}
+
+/* A tall C split by rows between threads that run alone: thread t's share is the rows of part t
+ * (product_part_alone), cut into chunks of row tiles that shrink toward its end. It computes its
+ * own chunks front to back, then takes the other threads' from their backs: each computes the
+ * rows that the elementwise loops around the product give it as long as the cores run at the
+ * same speed, and a core that runs slower (a busy host's) gives its last chunks to a faster one.
+ * Every chunk sums all of K for its rows in order, with B packed whole (once per thread, or once
+ * for all): the results do not depend on which thread computes a chunk. */
+static void tall_rows_product(const Product *g, int nt) {
+    const int MR = g->uk->MR, tiles = div_up(g->M, MR);
+    uint64_t *spans = growbuf_reserve(&team_spans, (size_t)nt * (sizeof(uint64_t) +
+                                                                 (MAX_CHUNKS + 1) * sizeof(int)));
+    int *starts = (int *)(spans + nt);  // (nt, MAX_CHUNKS + 1) each share's chunk starts
+    for (int t = 0; t < nt; t++) {
+        int share = tiles * (t + 1) / nt - tiles * t / nt;
+        int n = share_chunks(share, starts + (size_t)t * (MAX_CHUNKS + 1));
+        spans[t] = (uint64_t)n << 32;  // chunks [0, n) left
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        const int t = omp_get_thread_num(), n = omp_get_num_threads();
+        Product p = *g;
+        if (!g->B_packed) {
+            float *whole = floats(&thread_bufs()->whole_b,
+                                  (size_t)g->K * round_up_i(g->N, g->uk->NR));
+            pack_b_all(g->uk, g->tb, g->K, g->N, g->B, (int)g->ldb, whole);
+            p.B_packed = whole, p.padded_N = round_up_i(g->N, g->uk->NR), p.packed_j0 = 0;
+        }
+        for (int v = 0; v < n; v++) {  // its own share first, then the others' in turn
+            const int owner = (t + v) % n, first = tiles * owner / n;
+            const int *start = starts + (size_t)owner * (MAX_CHUNKS + 1);
+            for (int c; take_chunk(&spans[owner], v == 0, &c);) {
+                const int i0 = (first + start[c]) * MR;
+                const int i1 = min_i(g->M, (first + start[c + 1]) * MR);
+                Product part = p;
+                part.M = i1 - i0, part.A = a_at(g, i0, 0), part.C = g->C + (size_t)i0 * g->ldc;
+                Work w = alone_work(&part);
+                packed_product(&part, &w);
+            }
+        }
+    }
 }
 
 static void parallel_product(const Product *g) {
@@ -462,21 +585,24 @@ static void parallel_product(const Product *g) {
         serial_product(g);
         return;
     }
-    // A short C over a long K: the threads are shared between the two K halves, each half's
-    // split as below.
+    // A short C over a long K: each thread starts on one of the two K halves, then helps with the
+    // other's rows when two chunks or more are left, so a core that runs slower (a busy host's)
+    // leaves some of its half to a faster one. Two row chunks per K block and thread: fewer
+    // starts of a chunk, whose first A micro-panel is packed before the kernel runs (four chunks
+    // per thread ran 0.1-0.9% slower than the halves done alone, in the training step of
+    // bench-small on 2 cores of a Zen 5 EPYC when they ran at the same speed; two, within 0.3%).
     if (k_halves(g)) {
         Product half[2];
         halves_make(g, floats(&team_half_c, (size_t)M * N), half);
-        const bool by_rows = uk->short_c_rows && N <= M;
+        const int chunks = 2 * div_up(nt, 2);  // per K block of a half
+        Work work[2] = {work_make(&half[0], chunks, &team_work[0]),
+                        work_make(&half[1], chunks, &team_work[1])};
 #pragma omp parallel num_threads(nt)
         {
-            int t = omp_get_thread_num(), n = omp_get_num_threads();
-            int h0 = n > 1 ? 2 * t / n : 0, h1 = n > 1 ? h0 : 1;  // its half (alone: both)
-            for (int h = h0; h <= h1; h++) {
-                // threads [first, first + parts) share half h
-                int first = (h * n + 1) / 2, parts = n > 1 ? ((h + 1) * n + 1) / 2 - first : 1;
-                product_part_alone(&half[h], by_rows, n > 1 ? t - first : 0, parts);
-            }
+            int t = omp_get_thread_num(), n = omp_get_num_threads(), h = 2 * t / n;
+            packed_product(&half[h], &work[h]);
+            if (chunks_unclaimed(&half[1 - h], &work[1 - h]) >= 2)
+                packed_product(&half[1 - h], &work[1 - h]);
 #pragma omp barrier
             halves_add(g, half[1].C, M * t / n, M * (t + 1) / n);
         }
@@ -492,13 +618,17 @@ static void parallel_product(const Product *g) {
     // loops around the product give it (in order, as OpenMP's static schedule splits them), so
     // the activations it reads and writes stay in its own cache. In the training step of
     // bench-small (2 threads, Zen 5 EPYC) that ran 2-4% faster than sharing each block, which
-    // balances a slower core but moves rows between the cores' caches.
+    // balances a slower core but moves rows between the cores' caches. A B small enough to pack
+    // whole lets a thread done with its rows take the last chunks of the others'
+    // (tall_rows_product): with the cores 10-50% apart, steps 7-10% faster.
     bool short_c = M <= GEMM_SHORT_C_ROWS && k_blocks(g) > 1 && div_up(N, uk->NR) >= 4 * nt;
     bool tall = div_up(M, uk->MR) >= 2 * nt && !short_c;
     if (tall && !g->B_packed && M < GEMM_ALONE_ROWS * nt) {
-        Work w = work_make(g, nt);
+        Work w = work_make(g, 8 * nt, &team_work[0]);  // chunks small enough to balance
 #pragma omp parallel num_threads(nt)
         packed_product(g, &w);
+    } else if (tall && (g->B_packed || (double)g->K * N <= WHOLE_B_FLOATS)) {
+        tall_rows_product(g, nt);
     } else {
         bool by_rows = tall || (short_c && uk->short_c_rows && N <= M);
 #pragma omp parallel num_threads(nt)
@@ -506,21 +636,10 @@ static void parallel_product(const Product *g) {
     }
 }
 
-/* op(B) of p, whole, in uk's B panel layout: K block at pc, (padded N / NR, kc, NR), at
- * pc * padded N; the K blocks are the products' own, so each product reads its B blocks there. */
+/* op(B) of p, whole, in uk's B panel layout (see pack_b_all). */
 static void pack_b_whole(const Ukernel *uk, GemmPackedB *p) {
-    const int NR = uk->NR, padded_N = round_up_i(p->N, NR), panels = padded_N / NR;
-    Product g = product_make(uk, false, p->tb, 0, p->N, p->K, 1.0f, NULL, 0, p->B, p->ldb, 0.0f,
-                             NULL, 0);
-    float *out = gemm_packed_b_reserve(p, (size_t)p->K * padded_N);
-    const int nkb = k_blocks(&g);
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int kb = 0; kb < nkb; kb++)
-        for (int q = 0; q < panels; q++) {
-            int pc = k_start(&g, nkb, kb), kc = k_start(&g, nkb, kb + 1) - pc;
-            uk->pack_b(uk, kc, min_i(NR, p->N - q * NR), b_at(&g, pc, q * NR), p->ldb, p->tb,
-                       out + (size_t)pc * padded_N + (size_t)q * NR * kc);
-        }
+    float *out = gemm_packed_b_reserve(p, (size_t)p->K * round_up_i(p->N, uk->NR));
+    pack_b_all(uk, p->tb, p->K, p->N, p->B, p->ldb, out);
 }
 
 static void packed_b_product(const Ukernel *uk, const GemmPackedB *p, int M, float alpha,
