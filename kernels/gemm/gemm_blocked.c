@@ -252,14 +252,15 @@ static void wait_for(const int *counter, int target) {
     }
 }
 
-/* The packed five-loop product, run by each of w->nth threads of the current team (or by one
- * thread alone). The blocks (A panel, K block, B block) are done in order; within a block the
- * threads claim B micro-panels to pack, wait until all are packed, then claim chunks of row tiles
- * to compute. Nothing waits for a thread's arrival, only for work it claimed and has not finished,
- * so a thread the OS pauses holds the others up by one piece at most. A chunk of C is updated K
- * block after K block, in order. B blocks alternate between two buffers (the block two back must
- * be done before its buffer is refilled); so do shared A panels, which chunks of later B blocks
- * read once the chunk that packed them is done. */
+/* The packed five-loop product, run by any of the current team's threads, each of which may
+ * start it at any time (or by one thread alone): one that starts late passes the blocks already
+ * done and claims what is left. The blocks (A panel, K block, B block) are done in order; within
+ * a block the threads claim B micro-panels to pack, wait until all are packed, then claim chunks
+ * of row tiles to compute. Nothing waits for a thread's arrival, only for work it claimed and has
+ * not finished, so a thread the OS pauses holds the others up by one piece at most. A chunk of C
+ * is updated K block after K block, in order. B blocks alternate between two buffers (the block
+ * two back must be done before its buffer is refilled); so do shared A panels, which chunks of
+ * later B blocks read once the chunk that packed them is done. */
 /* Until block b's rows are all computed (its B buffer may then be refilled). */
 static void wait_block_done(const Product *g, const Work *w, int b) {
     int blocks_per_panel = (g->kb1 - g->kb0) * div_up(g->N, w->ncb);
