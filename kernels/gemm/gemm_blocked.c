@@ -557,7 +557,7 @@ static void tall_rows_product(const Product *g, int nt) {
     }
 #pragma omp parallel num_threads(nt)
     {
-        const int t = omp_get_thread_num(), n = omp_get_num_threads();
+        const int t = omp_get_thread_num();  // of nt or fewer: others take an absent one's share
         Product p = *g;
         if (!g->B_packed) {
             float *whole = floats(&thread_bufs()->whole_b,
@@ -565,8 +565,8 @@ static void tall_rows_product(const Product *g, int nt) {
             pack_b_all(g->uk, g->tb, g->K, g->N, g->B, (int)g->ldb, whole);
             p.B_packed = whole, p.padded_N = round_up_i(g->N, g->uk->NR), p.packed_j0 = 0;
         }
-        for (int v = 0; v < n; v++) {  // its own share first, then the others' in turn
-            const int owner = (t + v) % n, first = tiles * owner / n;
+        for (int v = 0; v < nt; v++) {  // its own share first, then the others' in turn
+            const int owner = (t + v) % nt, first = tiles * owner / nt;
             const int *start = starts + (size_t)owner * (MAX_CHUNKS + 1);
             for (int c; take_chunk(&spans[owner], v == 0, &c);) {
                 const int i0 = (first + start[c]) * MR;
@@ -604,7 +604,8 @@ static void parallel_product(const Product *g) {
         {
             int t = omp_get_thread_num(), n = omp_get_num_threads(), h = 2 * t / n;
             packed_product(&half[h], &work[h]);
-            if (chunks_unclaimed(&half[1 - h], &work[1 - h]) >= 2)
+            // the other half: all of it in a team of one, else its chunks that are left
+            if (n == 1 || chunks_unclaimed(&half[1 - h], &work[1 - h]) >= 2)
                 packed_product(&half[1 - h], &work[1 - h]);
 #pragma omp barrier
             halves_add(g, half[1].C, M * t / n, M * (t + 1) / n);
