@@ -81,10 +81,6 @@ static inline int gradcheck(const char *label, GcFn f, GcKinkFn kink, void *ctx,
     return failures;
 }
 
-static inline void fill_uniform(float *x, long n, float scale, Rng *r) {
-    for (long i = 0; i < n; i++) x[i] = scale * (float)(2.0 * rng_next_double(r) - 1.0);
-}
-
 static inline double dot_double(const float *a, const float *b, long n) {
     double s = 0;
     for (long i = 0; i < n; i++) s += (double)a[i] * b[i];

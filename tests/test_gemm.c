@@ -19,10 +19,6 @@
 
 typedef struct { int M, N, K; } Size;
 
-static void fill(float *x, long n, Rng *r) {
-    for (long i = 0; i < n; i++) x[i] = (float)(2.0 * rng_next_double(r) - 1.0);
-}
-
 static void absv(float *dst, const float *src, long n) {
     for (long i = 0; i < n; i++) dst[i] = fabsf(src[i]);
 }
@@ -39,7 +35,7 @@ static int check_one(const GemmImpl *g, bool serial, bool ta, bool tb, Size s, f
     float *C = malloc(sizeof(float) * (nc + 1)), *C0 = malloc(sizeof(float) * (nc + 1));
     float *W = malloc(sizeof(float) * (nc + 1)), *bound = malloc(sizeof(float) * (nc + 1));
     float *absA = malloc(sizeof(float) * (na + 1)), *absB = malloc(sizeof(float) * (nb + 1));
-    fill(A, na, r), fill(B, nb, r), fill(C0, nc, r);
+    fill_uniform(A, na, 1.0f, r), fill_uniform(B, nb, 1.0f, r), fill_uniform(C0, nc, 1.0f, r);
     if (beta == 0.0f)
         for (long i = 0; i < nc; i++) C0[i] = NAN;  // must never be read
     memcpy(C, C0, sizeof(float) * nc);
@@ -137,7 +133,7 @@ static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, boo
     long na = (long)M * K, nb = (long)K * N, nc = (long)M * N;
     float *A = malloc(sizeof(float) * na), *B = malloc(sizeof(float) * nb);
     float *C0 = malloc(sizeof(float) * nc), *C[VARIANTS];
-    fill(A, na, r), fill(B, nb, r), fill(C0, nc, r);
+    fill_uniform(A, na, 1.0f, r), fill_uniform(B, nb, 1.0f, r), fill_uniform(C0, nc, 1.0f, r);
     for (int v = 0; v < VARIANTS; v++)
         C[v] = malloc(sizeof(float) * nc), memcpy(C[v], C0, sizeof(float) * nc);
     int threads = omp_get_max_threads();

@@ -21,9 +21,9 @@ static void check(const GemmImpl *g, Shape s, Rng *r) {
     const int lda = s.ta ? s.M : s.K;
     float *A = malloc(sizeof(float) * s.M * s.K), *B = malloc(sizeof(float) * s.K * s.N);
     float *C = malloc(sizeof(float) * s.M * s.N), *want = malloc(sizeof(float) * s.M * s.N);
-    for (long i = 0; i < (long)s.M * s.K; i++) A[i] = (float)rng_next_double(r) - 0.5f;
-    for (long i = 0; i < (long)s.K * s.N; i++) B[i] = (float)rng_next_double(r) - 0.5f;
-    for (long i = 0; i < (long)s.M * s.N; i++) C[i] = want[i] = (float)rng_next_double(r);
+    fill_uniform(A, (long)s.M * s.K, 1.0f, r), fill_uniform(B, (long)s.K * s.N, 1.0f, r);
+    fill_uniform(C, (long)s.M * s.N, 1.0f, r);
+    memcpy(want, C, sizeof(float) * s.M * s.N);
     g->sgemm_serial(s.ta, false, s.M, s.N, s.K, 0.5f, A, lda, B, s.N, 0.3f, want, s.N);
     if (s.packed) {
         GemmPackedB p = {0};

@@ -1,6 +1,7 @@
 /* test_util.h: the tiny harness every test uses: EXPECT counts failures without stopping,
  * check_close compares arrays with |a - b| <= atol + rtol * |b| and reports the first mismatches,
- * and test_finish prints the plain "N passed, N failed" line and sets the exit code.
+ * fill_uniform fills an array from an Rng (with rng.h included first), and test_finish prints
+ * the plain "N passed, N failed" line and sets the exit code.
  * NMT_DATA / NMT_SHARED locate the read-only data beside the repository. */
 #ifndef NMT_TEST_UTIL_H
 #define NMT_TEST_UTIL_H
@@ -38,6 +39,13 @@ static inline long check_close(const char *label, const float *got, const float 
     EXPECT(bad == 0, "%s: %ld of %ld elements differ (max abs err %.3g)", label, bad, n, worst);
     return bad;
 }
+
+#ifdef NMT_RNG_H  // for the tests that include rng.h first
+/* x[0..n) uniform in [-scale, scale) from r. */
+static inline void fill_uniform(float *x, long n, float scale, Rng *r) {
+    for (long i = 0; i < n; i++) x[i] = scale * (float)(2.0 * rng_next_double(r) - 1.0);
+}
+#endif
 
 static inline int test_finish(void) {
     printf("%d passed, %d failed\n", test_checks - test_failures, test_failures);

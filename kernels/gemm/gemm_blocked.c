@@ -520,19 +520,19 @@ static bool take_chunk(uint64_t *span, bool front, int *chunk) {
  * that its row chunks can move between threads: 2 MB, about a core's L2. */
 enum { WHOLE_B_FLOATS = 1 << 19 };
 
-/* The chunks of a share of `share` row tiles, at most MAX_CHUNKS: a quarter of the tiles left
- * each, down to LEAST_CHUNK tiles or a 48th of the share, so that the last ones, which other
+/* The chunks of the share of row tiles [first, end), at most MAX_CHUNKS: a quarter of the tiles
+ * left each, down to LEAST_CHUNK tiles or a 48th of the share, so that the last ones, which other
  * threads take, are short, but not so short that packing their first A micro-panel, which no
  * kernel call overlaps, costs much (greedy decoding, a few tiles per thread: one-tile chunks ran
  * 8% slower than a whole share). Chunk c is tiles [start[c], start[c + 1]); returns their count. */
 enum { MAX_CHUNKS = 64, LEAST_CHUNK = 4 };
-static int share_chunks(int share, int start[MAX_CHUNKS + 1]) {
-    const int least = share / 48 > LEAST_CHUNK ? share / 48 : LEAST_CHUNK;
+static int share_chunks(int first, int end, int start[MAX_CHUNKS + 1]) {
+    const int least = (end - first) / 48 > LEAST_CHUNK ? (end - first) / 48 : LEAST_CHUNK;
     int n = 0;
-    start[0] = 0;
-    for (int at = 0; at < share; n++) {
-        int size = (share - at) / 4 > least ? (share - at) / 4 : least;
-        at = min_i(share, at + size);
+    start[0] = first;
+    for (int at = first; at < end; n++) {
+        int size = (end - at) / 4 > least ? (end - at) / 4 : least;
+        at = min_i(end, at + size);
         start[n + 1] = at;
     }
     return n;
@@ -551,8 +551,8 @@ static void tall_rows_product(const Product *g, int nt) {
                                                                  (MAX_CHUNKS + 1) * sizeof(int)));
     int *starts = (int *)(spans + nt);  // (nt, MAX_CHUNKS + 1) each share's chunk starts
     for (int t = 0; t < nt; t++) {
-        int share = tiles * (t + 1) / nt - tiles * t / nt;
-        int n = share_chunks(share, starts + (size_t)t * (MAX_CHUNKS + 1));
+        int n = share_chunks(tiles * t / nt, tiles * (t + 1) / nt,
+                             starts + (size_t)t * (MAX_CHUNKS + 1));
         spans[t] = (uint64_t)n << 32;  // chunks [0, n) left
     }
 #pragma omp parallel num_threads(nt)
@@ -566,11 +566,10 @@ static void tall_rows_product(const Product *g, int nt) {
             p.B_packed = whole, p.padded_N = round_up_i(g->N, g->uk->NR), p.packed_j0 = 0;
         }
         for (int v = 0; v < nt; v++) {  // its own share first, then the others' in turn
-            const int owner = (t + v) % nt, first = tiles * owner / nt;
+            const int owner = (t + v) % nt;
             const int *start = starts + (size_t)owner * (MAX_CHUNKS + 1);
             for (int c; take_chunk(&spans[owner], v == 0, &c);) {
-                const int i0 = (first + start[c]) * MR;
-                const int i1 = min_i(g->M, (first + start[c + 1]) * MR);
+                const int i0 = start[c] * MR, i1 = min_i(g->M, start[c + 1] * MR);
                 Product part = p;
                 part.M = i1 - i0, part.A = a_at(g, i0, 0), part.C = g->C + (size_t)i0 * g->ldc;
                 Work w = alone_work(&part);
