@@ -175,6 +175,7 @@ static void pack_b_16(const Ukernel *uk, int kc, int nc, const float *b, long ld
         int rows = min_i(8, nc - j0);
         for (int p0 = 0; p0 < kc; p0 += 8) {
             int wp = min_i(8, kc - p0);
+            if (p0 % 16 == 0) prefetch_b_next_rows(b + (size_t)j0 * ldb + p0, ldb, 8);  // a line
             __m256 r[8];
             load_transposed8(r, b + (size_t)j0 * ldb + p0, ldb, rows, wp);
 #pragma GCC unroll 8

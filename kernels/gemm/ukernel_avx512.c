@@ -230,6 +230,7 @@ static void pack_b_32(const Ukernel *uk, int kc, int nc, const float *b, long ld
         for (int p0 = 0; p0 < kc; p0 += 16) {
             int wp = min_i(16, kc - p0);
             const float *src = b + (size_t)j0 * ldb + p0;
+            prefetch_b_next_rows(src, ldb, 16);  // 16 floats: a line
             if (rows == 16 && wp == 16)  // the whole block: no row or column tests
                 transpose_block(dst + (size_t)p0 * NR, src, ldb, 16, 16);
             else
