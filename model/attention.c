@@ -389,15 +389,19 @@ static inline __attribute__((always_inline)) void prefetch_rows(const float *p, 
     }
 }
 
-/* What the core reads and writes of head h of sentence b: its slices of q, k (the head's span,
- * Tk keys), v, o, p and, in backward, d_o (NULL in forward), which the projections or the rest of
- * the step left out of cache: prefetched while the head before runs. The activations are laid
- * out as attention_core takes them: q (B, Tq, W), k (B, kvs, W) or transposed (B, W, kvs),
- * v (B, kvs, D), o and d_o (B, Tq, D), p (B, H, Tq, Tk). */
-static void prefetch_head(const Attention *a, int b, int h, int Tq, int Tk, int kvs,
-                          const float *q, const float *k, bool k_transposed, const float *v,
-                          const float *o, const float *d_o, const float *p) {
+/* What the core reads and writes of the (sentence, head) after (b, h), the next one of this
+ * thread's but at the end of its share: its slices of q, k (the head's span, Tk keys), v, o, p
+ * and, in backward, d_o (NULL in forward), which the projections or the rest of the step left out
+ * of cache, prefetched while (b, h) runs. The activations are laid out as attention_core takes
+ * them: q (B, Tq, W), k (B, kvs, W) or transposed (B, W, kvs), v (B, kvs, D), o and d_o
+ * (B, Tq, D), p (B, H, Tq, Tk). */
+static void prefetch_next_head(const Attention *a, int b, int h, int B, int Tq, int Tk, int kvs,
+                               const float *q, const float *k, bool k_transposed,
+                               const float *v, const float *o, const float *d_o,
+                               const float *p) {
     const AttnDims *d = &a->d;
+    if (++h == d->H) h = 0, b++;
+    if (b == B) return;
     const size_t head = (size_t)h * d->Dh;
     int col, width;
     a->impl->head_span(d, h, &col, &width);
@@ -429,9 +433,7 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
 #pragma omp for collapse(2) schedule(static)
         for (int b = 0; b < B; b++)
             for (int h = 0; h < H; h++) {
-                if (h + 1 < H || b + 1 < B)  // the next pair of this thread's, mostly
-                    prefetch_head(a, h + 1 < H ? b : b + 1, (h + 1) % H, Tq, Tk, kvs, q, k,
-                                  k_transposed, v, o, NULL, p);
+                prefetch_next_head(a, b, h, B, Tq, Tk, kvs, q, k, k_transposed, v, o, NULL, p);
                 int col, width;
                 a->impl->head_span(d, h, &col, &width);
                 const float *kt = t.kt;  // (width, Tk) the head's keys transposed, rows ldk apart
@@ -492,9 +494,8 @@ static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, 
         memset(w->dcs + (size_t)b * Tk * H, 0, sizeof(float) * Tk * H);
         const float *qb = s->q + (size_t)b * Tq * W;  // (Tq, W)
         for (int h = 0; h < H; h++) {
-            if (h + 1 < H || b + 1 < B)  // the next head of this thread's, mostly
-                prefetch_head(a, h + 1 < H ? b : b + 1, (h + 1) % H, Tq, Tk, Tk, s->q, s->k,
-                              false, s->v, w->o, w->d_o, s->p);
+            prefetch_next_head(a, b, h, B, Tq, Tk, Tk, s->q, s->k, false, s->v, w->o, w->d_o,
+                               s->p);
             int col, width;
             a->impl->head_span(d, h, &col, &width);
             const float *vh = s->v + (size_t)b * Tk * D + h * Dh;  // (Tk, Dh), rows D apart
