@@ -59,6 +59,11 @@ peer_tuned=(OMP_WAIT_POLICY=PASSIVE
 threads=$(nproc)
 [ -x "$nmt" ] || { echo "build first (scripts/demo.sh or cmake): $nmt is missing" >&2; exit 1; }
 [ -f "$torch" ] || { echo "$torch is missing" >&2; exit 1; }
+/usr/bin/python3 -c 'import torch' 2>/dev/null || {
+    echo "PyTorch is missing for /usr/bin/python3: install Debian's python3-torch" \
+         "(apt-get install python3-torch)" >&2
+    exit 1
+}
 # native: OpenBLAS (PyTorch's matrix products, and ours where `auto` picks it) runs the core it
 # picks for this CPU, whatever OPENBLAS_CORETYPE the environment sets; where that is a fallback
 # (e.g. an AVX-512 CPU OpenBLAS does not recognise), the core nmt's warning names
@@ -69,8 +74,15 @@ if [ $isa = native ]; then
     [ -n "$core" ] && ours_env=(OPENBLAS_CORETYPE="$core") && peer_env=(OPENBLAS_CORETYPE="$core")
 fi
 echo "ISA $isa: ours ${ours_env[*]:-} $nmt; PyTorch ${peer_env[*]:-}" >&2
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+# run WHAT COMMAND...: the command's standard output; if it fails, WHAT, the command and the end
+# of its standard error, and the script stops
+run() {
+    local what=$1
+    shift
+    "$@" 2>"$err" || { echo "$what failed: $*" >&2; tail -n 20 "$err" >&2; exit 1; }
+}
 for r in $(seq 1 "$reps"); do
     for mode in concat collab; do
         cfg=("${concat_cfg[@]}")
@@ -78,13 +90,13 @@ for r in $(seq 1 "$reps"); do
         [ $mode = collab ] && cfg=("${collab_cfg[@]}") && targs=(--attn collab --dkt 128)
         [ $config = small ] && targs+=(--decode)
         echo "rep $r: $mode" >&2
-        env "${ours_env[@]}" "$nmt" bench train "${cfg[@]}" --set train.threads="$threads" \
-            "${steps[@]}" --json 2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
-        [ $config = small ] && env "${ours_env[@]}" "$nmt" bench decode "${cfg[@]}" \
-            --set train.threads="$threads" --json 2>/dev/null | sed "s/^/OURS $mode /" >> "$out"
-        env "${peer_env[@]}" "${peer_tuned[@]}" /usr/bin/python3 "$torch" \
-            --config $peer_config "${targs[@]}" "${steps[@]}" --threads "$threads" 2>/dev/null |
-            grep -E '^(TORCH|DECODE)' | sed "s/^/PEER $mode /" >> "$out"
+        run "our training" env "${ours_env[@]}" "$nmt" bench train "${cfg[@]}" \
+            --set train.threads="$threads" "${steps[@]}" --json | sed "s/^/OURS $mode /" >> "$out"
+        [ $config = small ] && run "our decoding" env "${ours_env[@]}" "$nmt" bench decode \
+            "${cfg[@]}" --set train.threads="$threads" --json | sed "s/^/OURS $mode /" >> "$out"
+        run PyTorch env "${peer_env[@]}" "${peer_tuned[@]}" /usr/bin/python3 "$torch" \
+            --config $peer_config "${targs[@]}" "${steps[@]}" --threads "$threads" |
+            { grep -E '^(TORCH|DECODE)' || true; } | sed "s/^/PEER $mode /" >> "$out"
     done
 done
 /usr/bin/python3 - "$out" <<'PY'
