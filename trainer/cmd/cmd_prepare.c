@@ -28,8 +28,8 @@ int cmd_prepare(int argc, char **argv) {
     }
     if (!*cfg.data.dir) args_usage_error(cmd, "data.dir is not set (the output directory)");
     PrepareOutcome outcome = prepare_run(&cfg.data);
-    static const char *what[] = {"everything was up to date", "encoded again with the same "
-                                 "SentencePiece model", "built"};
+    static const char *what[] = {"everything was up to date",
+                                 "encoded again with the same SentencePiece model", "built"};
     fprintf(stderr, "[prepare] %s: %s\n", cfg.data.dir, what[outcome]);
     config_free(&cfg);
     return 0;
