@@ -25,7 +25,7 @@ static __m256i lanes8(int n) {
 
 /* acc[i] += a_i * (b0, b1) for the `rows` broadcast A elements a_i at a_row(i). */
 #define FMA_ROWS(a_row)                                                                            \
-    _Pragma("GCC unroll 6") for (int i = 0; i < rows; i++) {                                     \
+    UNROLL(6) for (int i = 0; i < rows; i++) {                                                     \
         __m256 ai = _mm256_broadcast_ss(a_row(i));                                                 \
         acc0[i] = _mm256_fmadd_ps(ai, b0, acc0[i]);                                                \
         acc1[i] = _mm256_fmadd_ps(ai, b1, acc1[i]);                                                \
@@ -41,7 +41,7 @@ INLINE void tile(const int rows, const bool packed, int k, const float *a, long 
                  const PrefetchSpan *pf) {
     volatile float scale[2] = {alpha, beta};
     __m256 acc0[MR], acc1[MR];
-#pragma GCC unroll 6
+    UNROLL(6)
     for (int i = 0; i < rows; i++) acc0[i] = acc1[i] = _mm256_setzero_ps();
     PrefetchCursor pfc = prefetch_start(pf, k);
     if (packed) {  // element (i, p) of k block p/KB at a + i*KB + p%KB: immediate offsets
@@ -56,7 +56,7 @@ INLINE void tile(const int rows, const bool packed, int k, const float *a, long 
     FMA_ROWS(PACKED_A)
             int steps = min_i(PREFETCH_CHUNK, k - p0);
             if (steps == PREFETCH_CHUNK) {
-#pragma GCC unroll 16
+                UNROLL(16)
                 for (int q = 0; q < PREFETCH_CHUNK; q++) { PACKED_STEP }
             } else {
                 for (int q = 0; q < steps; q++) { PACKED_STEP }
@@ -80,7 +80,7 @@ INLINE void tile(const int rows, const bool packed, int k, const float *a, long 
     alpha = scale[0], beta = scale[1];
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
     __m256i k0 = lanes8(n), k1 = lanes8(n - 8);
-#pragma GCC unroll 6
+    UNROLL(6)
     for (int i = 0; i < rows; i++) {
         float *ci = c + i * ldc;
         __m256 r0 = _mm256_mul_ps(va, acc0[i]), r1 = _mm256_mul_ps(va, acc1[i]);

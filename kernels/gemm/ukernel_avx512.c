@@ -37,7 +37,7 @@ INLINE void prefetch_a_ahead(const int rows, const float *a, long rsa, long csa,
 
 /* acc[i] += a_i * (b0, b1) for the `rows` broadcast A elements a_i = a_row(i). */
 #define FMA_ROWS(a_row)                                                                            \
-    _Pragma("GCC unroll 14") for (int i = 0; i < rows; i++) {                                    \
+    UNROLL(14) for (int i = 0; i < rows; i++) {                                                    \
         __m512 ai = _mm512_set1_ps(a_row(i));                                                      \
         acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);                                                \
         if (wide) acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);                                      \
@@ -51,7 +51,7 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
                  float alpha, float beta, const PrefetchSpan *pf) {
     __mmask16 k0 = lanes(n), k1 = lanes(n - 16);
     __m512 acc0[MR_STRIDED], acc1[MR_STRIDED];
-#pragma GCC unroll 14
+    UNROLL(14)
     for (int i = 0; i < rows; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
     if (packed) {  // element (i, p) of k block p/KB at a + i*KB + p%KB: immediate offsets
         PrefetchCursor pfc = prefetch_start(pf, k);
@@ -68,7 +68,7 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
     } else {  // element (i, p) at a + i*rsa + p*csa; row 3q + r at base[q] + r*rsa, so the
               // broadcasts share one stride register instead of an address register per row
         const float *base[(MR_STRIDED + 2) / 3];
-#pragma GCC unroll 5
+        UNROLL(5)
         for (int q = 0; q < (rows + 2) / 3; q++) base[q] = a + 3 * q * rsa;
         PrefetchCursor pfc = prefetch_start(pf, k);
         for (int p0 = 0; p0 < k; p0 += KB) {
@@ -80,13 +80,13 @@ INLINE void tile(const int rows, const bool wide, const bool packed, int k, cons
 #define STRIDED_A(i) base[(i) / 3][(i) % 3 * rsa]
                 FMA_ROWS(STRIDED_A)
 #undef STRIDED_A
-#pragma GCC unroll 5
+                UNROLL(5)
                 for (int q = 0; q < (rows + 2) / 3; q++) base[q] += csa;
             }
         }
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 14
+    UNROLL(14)
     for (int i = 0; i < rows; i++) {
         float *ci = c + i * ldc;
         __m512 r0 = _mm512_mul_ps(va, acc0[i]);
