@@ -29,7 +29,7 @@
 #include <stdbool.h>
 
 /* UNROLL(n): unroll the next loop fully; its trip count is a compile-time constant of at most n
- * (a register tile's rows, a block's lanes), so that the tile's accumulators stay in registers.
+ * (a register tile's rows, a chunk of k steps), so that the accumulators stay in registers.
  * GCC's `unroll n` pragma does it. Clang accepts that pragma but left the AVX-512 tile's row loops
  * rolled, its accumulators on the stack (products 2.3x slower), so it gets its own. */
 #define UNROLL_PRAGMA(text) _Pragma(#text)
