@@ -5,10 +5,12 @@
  * tokens/s and ms per step (medians over --steps after --warmup), the split by phase, the
  * step's matrix-product work (model/flops.h) as GFLOP/s and as a share of the FP32 FMA peak
  * measured on the same threads, the time in the products issued through the GEMM interface
- * against everything else, and the peak RSS of the process. Under `mpirun -np N` every rank runs
- * the step on batches of its own and the gradients are summed over the ranks as in training
- * (trainer/grad_sync.h, overlapped with backward unless train.dist_overlap is false): tokens/s
- * are then the job's, and the time waiting for the sums is reported; rank 0 prints. */
+ * against everything else, what the same products take alone afterwards (replayed on operands of
+ * their own, each at its fastest of a few runs back to back), and the peak RSS of the process.
+ * Under `mpirun -np N` every rank runs the step on batches of its own and the gradients are
+ * summed over the ranks as in training (trainer/grad_sync.h, overlapped with backward unless
+ * train.dist_overlap is false): tokens/s are then the job's, and the time waiting for the sums is
+ * reported; rank 0 prints. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,14 @@
 #include "rss.h"
 #include "timer.h"
 
+/* A product of the step as it was issued (shapes, layouts, whether its B was packed once),
+ * recorded in one step and replayed alone afterwards. */
+typedef struct Issued {
+    bool ta, tb, packed;
+    int M, N, K, lda, ldb, ldc;
+    float alpha, beta;
+} Issued;
+
 /* The step's matrix products (every one but the attention core's, which runs its own kernel) go
  * through this wrapper of the chosen backend, which sums their time and work: the share of the
  * step they take, and so what the step would take if nothing else cost anything. A B packed once
@@ -38,14 +48,27 @@ static struct {
     const GemmImpl *inner;      // the backend of train.gemm
     const GemmImpl *packed_by;  // the backend that packs B for it (auto: its packed class's)
     double seconds, flop;       // summed over the products since the last reset
+    bool record;                // append each product to `issued`
+    Issued *issued;             // (n_issued) the recorded step's products, in order
+    int n_issued, cap_issued;
 } timed;
 static const GemmImpl timed_gemm;
+
+static void record(Issued p) {
+    if (!timed.record) return;
+    if (timed.n_issued == timed.cap_issued) {
+        timed.cap_issued = timed.cap_issued ? 2 * timed.cap_issued : 256;
+        timed.issued = xrealloc(timed.issued, sizeof(Issued) * timed.cap_issued);
+    }
+    timed.issued[timed.n_issued++] = p;
+}
 
 static void timed_sgemm(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
                         int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     double t0 = now_seconds();
     timed.inner->sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     timed.seconds += now_seconds() - t0, timed.flop += 2.0 * M * N * K;
+    record((Issued){ta, tb, false, M, N, K, lda, ldb, ldc, alpha, beta});
 }
 
 static void timed_sgemm_serial(bool ta, bool tb, int M, int N, int K, float alpha,
@@ -69,6 +92,55 @@ static void timed_sgemm_packed(const GemmPackedB *p, int M, float alpha, const f
     double t0 = now_seconds();
     sgemm_packed(&q, M, alpha, A, lda, beta, C, ldc);
     timed.seconds += now_seconds() - t0, timed.flop += 2.0 * M * p->N * p->K;
+    record((Issued){false, p->tb, true, M, p->N, p->K, lda, p->ldb, ldc, alpha, beta});
+}
+
+/* Floats a matrix of `rows` x `cols` (or the transpose when t) with leading dimension ld spans. */
+static size_t span(bool t, int rows, int cols, int ld) {
+    return t ? (size_t)(cols - 1) * ld + rows : (size_t)(rows - 1) * ld + cols;
+}
+
+enum { ALONE_RUNS = 3 };  // runs of each product back to back; the fastest counts
+
+/* Seconds the recorded products take alone: each run ALONE_RUNS times in a row on operands of
+ * its own (so the later runs find them in cache, as far as they fit), the fastest run counted.
+ * What the step's products would take if nothing else in the step evicted their operands: the
+ * most the products can gain from the rest of the step. */
+static double issued_alone_seconds(double *flop) {
+    size_t na = 1, nb = 1, nc = 1;
+    for (int i = 0; i < timed.n_issued; i++) {
+        const Issued *p = &timed.issued[i];
+        size_t a = span(p->ta, p->M, p->K, p->lda), b = span(p->tb, p->K, p->N, p->ldb);
+        size_t c = span(false, p->M, p->N, p->ldc);
+        na = a > na ? a : na, nb = b > nb ? b : nb, nc = c > nc ? c : nc;
+    }
+    float *A = xmalloc(sizeof(float) * na), *B = xmalloc(sizeof(float) * nb);  // (na), (nb)
+    float *C = xcalloc(nc, sizeof(float));                                       // (nc)
+    for (size_t i = 0; i < na; i++) A[i] = rng_uniform(1, i) - 0.5f;
+    for (size_t i = 0; i < nb; i++) B[i] = rng_uniform(2, i) - 0.5f;
+    GemmPackedB packed = {0};
+    double total = 0;
+    *flop = 0;
+    for (int i = 0; i < timed.n_issued; i++) {
+        const Issued *p = &timed.issued[i];
+        *flop += 2.0 * p->M * p->N * p->K;
+        if (p->packed) gemm_pack_b(&packed, timed.inner, p->tb, p->K, p->N, B, p->ldb);
+        double best = 0;
+        for (int r = 0; r < ALONE_RUNS; r++) {
+            double t0 = now_seconds();
+            if (p->packed)
+                sgemm_packed(&packed, p->M, p->alpha, A, p->lda, p->beta, C, p->ldc);
+            else
+                timed.inner->sgemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, A, p->lda, B,
+                                   p->ldb, p->beta, C, p->ldc);
+            double t = now_seconds() - t0;
+            best = r == 0 || t < best ? t : best;
+        }
+        total += best;
+    }
+    gemm_packed_b_free(&packed);
+    free(A), free(B), free(C);
+    return total;
 }
 
 static const GemmImpl timed_gemm = {"timed", "", timed_sgemm, timed_sgemm_serial, timed_pack_b,
@@ -81,7 +153,8 @@ static void usage(FILE *out) {
             "Times training steps (forward, backward, AdamW) on synthetic batches of the\n"
             "config's train.batch_tokens with sentences of --len tokens on both sides, and\n"
             "the step's matrix-product work as GFLOP/s and %% of the measured FP32 FMA peak,\n"
-            "and the time in the matrix products against everything else.\n");
+            "the time in the matrix products against everything else, and what the same\n"
+            "products take alone, each run a few times in a row (the fastest run counts).\n");
 }
 
 int bench_train(int argc, char **argv) {
@@ -124,6 +197,7 @@ int bench_train(int argc, char **argv) {
         ModelBatch batch = {B, len, len, t, t + B * len, t + 2 * B * len, lens, lens};
         if (it == warmup) memset(m.seconds, 0, sizeof m.seconds);
         timed.seconds = timed.flop = 0;
+        timed.record = it == warmup + steps - 1;
         double t0 = now_seconds();
         params_zero_grad(&m.params);
         LossStats st = {0};
@@ -155,6 +229,9 @@ int bench_train(int argc, char **argv) {
     const double products_gflops = products_flop / 1e9 / products_med;
     long ntok = (long)B * len * nranks;
     double params_m = params_count(&m.params) / 1e6, rss = rss_peak_mb();
+    timed.record = false;
+    double alone_flop;
+    const double alone_ms = issued_alone_seconds(&alone_flop) * 1e3;  // after the peak RSS is read
     const ModelMemory mem = model_memory(&m);
     const double MB = 1 << 20;
     // the job's work and peak: every rank's
@@ -184,8 +261,9 @@ int bench_train(int argc, char **argv) {
             if (phase_gflop[p] > 0)
                 printf(",\"gflops_%s\":%.2f", model_phase_names[p], phase_gflop[p] / (phase[p] / 1e3));
         printf(",\"gflop_products\":%.4f,\"ms_products\":%.2f,\"gflops_products\":%.2f,"
-               "\"ms_rest\":%.2f",
-               products_flop / 1e9, products_med * 1e3, products_gflops, rest_med * 1e3);
+               "\"gflop_products_alone\":%.4f,\"ms_products_alone\":%.2f,\"ms_rest\":%.2f",
+               products_flop / 1e9, products_med * 1e3, products_gflops, alone_flop / 1e9,
+               alone_ms, rest_med * 1e3);
         if (nranks > 1)
             printf(",\"ranks\":%d,\"overlap\":%s,\"ms_sync_wait\":%.2f", nranks,
                    cfg.train.dist_overlap ? "true" : "false", wait_med * 1e3);
@@ -223,8 +301,13 @@ int bench_train(int argc, char **argv) {
                "of the peak; everything else %.1f ms/step\n",
                products_med * 1e3, products_gflops, 100.0 * products_gflops / peak.gflops,
                rest_med * 1e3);
+        const double alone_gflops = alone_flop / 1e6 / alone_ms;
+        printf("  the same products alone, each run %d times in a row (the fastest): %.1f ms = "
+               "%.1f GFLOP/s = %.1f%% of the peak\n",
+               ALONE_RUNS, alone_ms, alone_gflops, 100.0 * alone_gflops / peak.gflops);
     }
     free(tok), free(lens), free(step_s), free(wait_s), free(products_s), free(rest_s);
+    free(timed.issued);
     dist_finalize();
     model_free(&m);
     config_free(&cfg);
