@@ -625,8 +625,8 @@ static void parallel_product(const Product *g) {
     // Each row chunk streams all of B through the cache, though: a B packed once that is larger
     // than a core's L2 and at least 4 times wider than A is tall, whose column halves cost each
     // thread little more than packing all of A, is split by columns instead (the output layer's
-    // 512 x 8000 x 256 forward products of bench-small, 2 threads of a Zen 5 EPYC: 41-44 ms a step
-    // instead of 49-52).
+    // 512 x 8000 x 256 forward products of bench-small, 2 threads of a Zen 5 EPYC: 41-49 ms a step
+    // instead of 49-60, six alternating pairs of runs).
     bool wide_b = g->B_packed && (double)g->K * N > GEMM_WHOLE_B_FLOATS && N >= 4 * M;
     bool short_c = M <= GEMM_SHORT_C_ROWS && k_blocks(g) > 1 && div_up(N, uk->NR) >= 4 * nt;
     bool tall = div_up(M, uk->MR) >= 2 * nt && !short_c && !wide_b;
