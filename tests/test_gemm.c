@@ -102,6 +102,8 @@ static int edge_sizes(const Ukernel *u, Size *out) {
     // threaded, a short C over five K blocks, made four wider ones: summed in two K halves, a
     // thread or more each
     out[n++] = (Size){8 * NR + 3, 8 * NR + 1, 4 * KC + 1};
+    // threaded, the tallest C summed in two K halves (four K blocks)
+    out[n++] = (Size){GEMM_HALVES_ROWS, 5, 4 * KC};
     // threaded, one K block, B larger than GEMM_WHOLE_B_FLOATS and 4 times wider than A is tall
     // (the output layer's): B packed once is split by columns, else the rows are shared
     int wide_m = 10 * MR + 1, wide_n = GEMM_WHOLE_B_FLOATS / KC + 1;

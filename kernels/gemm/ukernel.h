@@ -96,13 +96,14 @@ typedef struct Ukernel {
 
 /* Where the blocked driver changes strategy (M*N*K): up to SMALL_WORK a product is computed
  * without packing A; from THREADED_WORK on, sgemm splits it over the threads, by rows, or by
- * columns for a C of at most SHORT_C_ROWS rows over more than one K block. From ALONE_ROWS rows
+ * columns for a C of at most SHORT_C_ROWS rows over more than one K block; a C of at most
+ * HALVES_ROWS rows over four K blocks or more is summed in two K halves. From ALONE_ROWS rows
  * per thread (or with B packed once), each thread computes its share of the rows alone.
  * A B of at most WHOLE_B_FLOATS (2 MB, about a core's L2) is packed whole by each thread of such
  * a row split, so that row chunks can move between threads; a B packed once that is larger and at
  * least 4 times wider than A is tall is split by columns instead. */
 enum { GEMM_SMALL_WORK = 1 << 20, GEMM_THREADED_WORK = 1 << 21, GEMM_SHORT_C_ROWS = 512,
-       GEMM_ALONE_ROWS = 1024, GEMM_WHOLE_B_FLOATS = 1 << 19 };
+       GEMM_HALVES_ROWS = 1024, GEMM_ALONE_ROWS = 1024, GEMM_WHOLE_B_FLOATS = 1 << 19 };
 
 /* Packing a row-major B prefetches PACK_B_AHEAD rows ahead: a micro-panel's rows are a page
  * apart in a weight gradient's activations, where the hardware prefetcher does not follow.
