@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# scripts/bench-vs-torch.sh [--isa native|avx2] [--config small|base] [REPS]: our training step
+# scripts/bench-vs-torch.sh [--isa native|avx2] [--config small|base] [--raw FILE] [REPS]
+#   or  scripts/bench-vs-torch.sh --summarize FILE...
+# Our training step
 # and decoding against the PyTorch anchor (../shared/peers/torch_transformer_bench.py, Debian's
 # python3-torch) on the same config, batch and thread count, run alternately REPS times (default
 # 3) so machine noise hits both; prints the medians and the ratios ours/PyTorch for tokens/s, peak
@@ -17,18 +19,121 @@
 #                 build/x86-64-v3 (NMT_ARCH, no AVX-512 code runs) with OPENBLAS_CORETYPE=Haswell,
 #                 PyTorch with ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2
 #                 OPENBLAS_CORETYPE=Haswell
+#   --raw FILE    also append each repetition's records (ours as `nmt bench --json` prints them,
+#                 PyTorch's result lines) to FILE, to pool runs later
+#   --summarize FILE...  no runs: the summary of the repetitions kept in these --raw files,
+#                 together (runs of one ISA and config; repetition i of ours is still compared with
+#                 the PyTorch run right after it)
 #   NMT=path      our binary (skips the build of --isa avx2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-isa=native config=small reps=3
+isa=native config=small reps=3 raw= summarize=()
+usage="usage: $0 [--isa native|avx2] [--config small|base] [--raw FILE] [REPS]
+       $0 --summarize FILE..."
 while [ $# -gt 0 ]; do
     case $1 in
         --isa) isa=${2:?--isa needs native or avx2}; shift 2 ;;
         --config) config=${2:?--config needs small or base}; shift 2 ;;
+        --raw) raw=${2:?--raw needs a file}; shift 2 ;;
+        --summarize)
+            shift
+            [ $# -gt 0 ] || { echo "--summarize needs the files of earlier --raw runs" >&2; exit 2; }
+            summarize=("$@"); set -- ;;
         [0-9]*) reps=$1; shift ;;
-        *) echo "usage: $0 [--isa native|avx2] [--config small|base] [REPS]" >&2; exit 2 ;;
+        *) echo "$usage" >&2; exit 2 ;;
     esac
 done
+# summary FILE...: the medians and ratios of the repetitions recorded in the files
+summary() {
+/usr/bin/python3 - "$@" <<'PY'
+import json, re, statistics, sys
+ours, peer, tokens, thread_spreads, builds = {}, {}, {}, [], set()
+def records(paths):  # (who, mode, rest) of each line; a line of anything else stops the summary
+    for path in paths:
+        try:
+            lines = open(path).read().splitlines()
+        except OSError as err:
+            sys.exit(f"{path}: cannot read ({err.strerror})")
+        for n, line in enumerate(lines, 1):
+            parts = line.split(" ", 2)
+            if len(parts) < 3 or parts[0] not in ("OURS", "PEER") or \
+                    parts[1] not in ("concat", "collab"):
+                sys.exit(f"{path}:{n}: not a record of bench-vs-torch.sh --raw (expected "
+                         f"'OURS|PEER concat|collab ...')")
+            yield parts
+for who, mode, rest in records(sys.argv[1:]):
+    if who == "OURS":
+        e = json.loads(rest)
+        if e["bench"] == "train":
+            builds.add((e["arch"], e["peak_isa"], e["d_model"]))
+        what = "train" if e["bench"] == "train" else e["mode"]
+        if e["bench"] == "train":
+            ours.setdefault((mode, "tokens/s"), []).append(e["tokens_per_s"])
+            ours.setdefault((mode, "peak RSS MB"), []).append(e["peak_rss_mb"])
+            # ours only: what the peak RSS holds (planned sizes; the rest is code and libraries)
+            ours.setdefault((mode, "MB params+grads+Adam"), []).append(
+                e["mb_params"] + e["mb_grads"] + e["mb_adam"])
+            ours.setdefault((mode, "MB activations"), []).append(e["mb_acts"])
+            ours.setdefault((mode, "MB workspace"), []).append(e["mb_work"])
+            # the step split: the matrix products issued through the GEMM interface, the rest
+            ours.setdefault((mode, "train ms products"), []).append(e["ms_products"])
+            ours.setdefault((mode, "train ms rest"), []).append(e["ms_rest"])
+            ours.setdefault((mode, "train ms alone"), []).append(e["ms_products_alone"])
+            thread_spreads.append(e["thread_spread_pct"])
+            tokens[mode] = e["tgt_tokens"]
+        else:
+            ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
+        ours.setdefault((mode, what + " GFLOP/s"), []).append(e["gflops"])
+        ours.setdefault((mode, what + " %peak"), []).append(e["pct_peak"])
+        arch = f"{e['arch']} build, FMA peak {e['peak_gflops']:.0f} GFLOP/s ({e['peak_isa']} loop)"
+        isa = e["peak_isa"]
+    else:
+        kv = dict(re.findall(r"(\w+)=(\S+)", rest))
+        if rest.startswith("TORCH"):
+            peer.setdefault((mode, "tokens/s"), []).append(float(kv["tok_s_median"]))
+            peer.setdefault((mode, "peak RSS MB"), []).append(float(kv["peak_rss_MB"]))
+        else:
+            name = "greedy" if kv["mode"] == "greedy" else "beam"
+            peer.setdefault((mode, name + " sent/s"), []).append(float(kv["sent_s"]))
+if not thread_spreads:
+    sys.exit(f"{' '.join(sys.argv[1:])}: no training records of ours")
+if len({(a, i) for a, i, _ in builds}) > 1 or len({d for _, _, d in builds}) > 1:
+    sys.exit("the records mix builds or configs (summarize runs of one --isa and --config): "
+             + ", ".join(f"{a} build, {i} loop, d_model {d}" for a, i, d in sorted(builds)))
+# how far apart the threads ran in each of our runs' FMA loop: the host's share of the noise
+print(f"ours: {arch}; its threads {statistics.median(thread_spreads):.0f}% apart (median of the "
+      f"training runs, {min(thread_spreads):.0f}-{max(thread_spreads):.0f}%)")
+print(f"{'attention':10s} {'measure':20s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s} "
+      f"{'per run':>11s}")
+for key in sorted(ours):
+    o = statistics.median(ours[key])
+    if key not in peer:  # ours only: the matrix products' work (model/flops.h), memory by use
+        print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {'-':>10s} {'-':>7s}")
+        continue
+    p = statistics.median(peer[key])
+    # the ratios of the repetitions, each ours against the PyTorch run right after it: how far
+    # the machine's noise moves one comparison
+    runs = [a / b for a, b in zip(ours[key], peer[key])]
+    run_range = f"{min(runs):.2f}-{max(runs):.2f}" if len(runs) > 1 else "-"
+    print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {p:10.1f} {o / p:7.2f} {run_range:>11s}")
+# what the training target (PyTorch's tokens/s times 2 with AVX-512, 1.3 with AVX2) would ask
+# of the step, against the products' own time in the step and alone (each product run a few
+# times in a row on operands of its own, the fastest run counted)
+target = 2.0 if isa == "avx512" else 1.3
+for mode in sorted(tokens):
+    budget = 1e3 * tokens[mode] / (target * statistics.median(peer[(mode, "tokens/s")]))
+    products = statistics.median(ours[(mode, "train ms products")])
+    rest = statistics.median(ours[(mode, "train ms rest")])
+    alone = statistics.median(ours[(mode, "train ms alone")])
+    print(f"{mode}: {target}x PyTorch's training ({isa}) is a step of {budget:.0f} ms; ours "
+          f"takes {products:.0f} ms in the matrix products (alone {alone:.0f}) and {rest:.0f} ms "
+          f"in everything else")
+PY
+}
+if [ ${#summarize[@]} -gt 0 ]; then
+    summary "${summarize[@]}"
+    exit
+fi
 case $config in
     small) concat_cfg=(-c configs/bench-small.yaml) collab_cfg=(-c configs/bench-small-collab.yaml)
            peer_config=tiny steps=() ;;
@@ -74,8 +179,8 @@ if [ $isa = native ]; then
     [ -n "$core" ] && ours_env=(OPENBLAS_CORETYPE="$core") && peer_env=(OPENBLAS_CORETYPE="$core")
 fi
 echo "ISA $isa: ours ${ours_env[*]:-} $nmt; PyTorch ${peer_env[*]:-}" >&2
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+out=$(mktemp) err=$(mktemp) pair=$(mktemp)  # all records; one pair of ours and PyTorch's
+trap 'rm -f "$out" "$err" "$pair"' EXIT
 # run WHAT COMMAND...: the command's standard output; if it fails, WHAT, the command and the end
 # of its standard error, and the script stops
 run() {
@@ -83,6 +188,7 @@ run() {
     shift
     "$@" 2>"$err" || { echo "$what failed: $*" >&2; tail -n 20 "$err" >&2; exit 1; }
 }
+[ -z "$raw" ] || : >> "$raw" || { echo "--raw: cannot write $raw" >&2; exit 1; }
 for r in $(seq 1 "$reps"); do
     for mode in concat collab; do
         cfg=("${concat_cfg[@]}")
@@ -91,76 +197,16 @@ for r in $(seq 1 "$reps"); do
         [ $config = small ] && targs+=(--decode)
         echo "rep $r: $mode" >&2
         run "our training" env "${ours_env[@]}" "$nmt" bench train "${cfg[@]}" \
-            --set train.threads="$threads" "${steps[@]}" --json | sed "s/^/OURS $mode /" >> "$out"
+            --set train.threads="$threads" "${steps[@]}" --json | sed "s/^/OURS $mode /" >> "$pair"
         [ $config = small ] && run "our decoding" env "${ours_env[@]}" "$nmt" bench decode \
-            "${cfg[@]}" --set train.threads="$threads" --json | sed "s/^/OURS $mode /" >> "$out"
+            "${cfg[@]}" --set train.threads="$threads" --json | sed "s/^/OURS $mode /" >> "$pair"
         run PyTorch env "${peer_env[@]}" "${peer_tuned[@]}" /usr/bin/python3 "$torch" \
             --config $peer_config "${targs[@]}" "${steps[@]}" --threads "$threads" |
-            { grep -E '^(TORCH|DECODE)' || true; } | sed "s/^/PEER $mode /" >> "$out"
+            { grep -E '^(TORCH|DECODE)' || true; } | sed "s/^/PEER $mode /" >> "$pair"
+        # a pair is kept whole or not at all, so that pooled files pair ours and PyTorch's in order
+        cat "$pair" >> "$out"
+        [ -z "$raw" ] || cat "$pair" >> "$raw"
+        : > "$pair"
     done
 done
-/usr/bin/python3 - "$out" <<'PY'
-import json, re, statistics, sys
-ours, peer, tokens, thread_spreads = {}, {}, {}, []
-for line in open(sys.argv[1]):
-    who, mode, rest = line.split(" ", 2)
-    if who == "OURS":
-        e = json.loads(rest)
-        what = "train" if e["bench"] == "train" else e["mode"]
-        if e["bench"] == "train":
-            ours.setdefault((mode, "tokens/s"), []).append(e["tokens_per_s"])
-            ours.setdefault((mode, "peak RSS MB"), []).append(e["peak_rss_mb"])
-            # ours only: what the peak RSS holds (planned sizes; the rest is code and libraries)
-            ours.setdefault((mode, "MB params+grads+Adam"), []).append(
-                e["mb_params"] + e["mb_grads"] + e["mb_adam"])
-            ours.setdefault((mode, "MB activations"), []).append(e["mb_acts"])
-            ours.setdefault((mode, "MB workspace"), []).append(e["mb_work"])
-            # the step split: the matrix products issued through the GEMM interface, the rest
-            ours.setdefault((mode, "train ms products"), []).append(e["ms_products"])
-            ours.setdefault((mode, "train ms rest"), []).append(e["ms_rest"])
-            ours.setdefault((mode, "train ms alone"), []).append(e["ms_products_alone"])
-            thread_spreads.append(e["thread_spread_pct"])
-            tokens[mode] = e["tgt_tokens"]
-        else:
-            ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
-        ours.setdefault((mode, what + " GFLOP/s"), []).append(e["gflops"])
-        ours.setdefault((mode, what + " %peak"), []).append(e["pct_peak"])
-        arch = f"{e['arch']} build, FMA peak {e['peak_gflops']:.0f} GFLOP/s ({e['peak_isa']} loop)"
-        isa = e["peak_isa"]
-    else:
-        kv = dict(re.findall(r"(\w+)=(\S+)", rest))
-        if rest.startswith("TORCH"):
-            peer.setdefault((mode, "tokens/s"), []).append(float(kv["tok_s_median"]))
-            peer.setdefault((mode, "peak RSS MB"), []).append(float(kv["peak_rss_MB"]))
-        else:
-            name = "greedy" if kv["mode"] == "greedy" else "beam"
-            peer.setdefault((mode, name + " sent/s"), []).append(float(kv["sent_s"]))
-# how far apart the threads ran in each of our runs' FMA loop: the host's share of the noise
-print(f"ours: {arch}; its threads {statistics.median(thread_spreads):.0f}% apart (median of the "
-      f"training runs, {min(thread_spreads):.0f}-{max(thread_spreads):.0f}%)")
-print(f"{'attention':10s} {'measure':20s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s} "
-      f"{'per run':>11s}")
-for key in sorted(ours):
-    o = statistics.median(ours[key])
-    if key not in peer:  # ours only: the matrix products' work (model/flops.h), memory by use
-        print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {'-':>10s} {'-':>7s}")
-        continue
-    p = statistics.median(peer[key])
-    # the ratios of the repetitions, each ours against the PyTorch run right after it: how far
-    # the machine's noise moves one comparison
-    runs = [a / b for a, b in zip(ours[key], peer[key])]
-    run_range = f"{min(runs):.2f}-{max(runs):.2f}" if len(runs) > 1 else "-"
-    print(f"{key[0]:10s} {key[1]:20s} {o:10.1f} {p:10.1f} {o / p:7.2f} {run_range:>11s}")
-# what the training target (PyTorch's tokens/s times 2 with AVX-512, 1.3 with AVX2) would ask
-# of the step, against the products' own time in the step and alone (each product run a few
-# times in a row on operands of its own, the fastest run counted)
-target = 2.0 if isa == "avx512" else 1.3
-for mode in sorted(tokens):
-    budget = 1e3 * tokens[mode] / (target * statistics.median(peer[(mode, "tokens/s")]))
-    products = statistics.median(ours[(mode, "train ms products")])
-    rest = statistics.median(ours[(mode, "train ms rest")])
-    alone = statistics.median(ours[(mode, "train ms alone")])
-    print(f"{mode}: {target}x PyTorch's training ({isa}) is a step of {budget:.0f} ms; ours "
-          f"takes {products:.0f} ms in the matrix products (alone {alone:.0f}) and {rest:.0f} ms "
-          f"in everything else")
-PY
+summary "$out"

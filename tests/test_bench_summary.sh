@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# scripts/bench-vs-torch.sh --summarize: the repetitions of two --raw files pooled (medians, each
+# of ours paired with the PyTorch run after it), and the errors for a file that is not such a
+# record and for records of different configs. Needs no PyTorch: the records are written here.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bench=$here/../scripts/bench-vs-torch.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# ours_train MODE TOKENS_PER_S [D_MODEL]: one record of ours as `nmt bench train --json` prints it
+ours_train() {
+    printf 'OURS %s {"bench":"train","d_model":%s,"tgt_tokens":4100,"tokens_per_s":%s,' \
+        "$1" "${3:-256}" "$2"
+    printf '"gflops":300,"pct_peak":60,"peak_gflops":500,"peak_isa":"avx512","arch":"native",'
+    printf '"thread_spread_pct":2,"ms_products":400,"ms_products_alone":390,"ms_rest":80,'
+    printf '"mb_params":29,"mb_grads":29,"mb_adam":58,"mb_acts":295,"mb_work":80,'
+    printf '"peak_rss_mb":505}\n'
+}
+peer() { printf 'PEER %s TORCH config=tiny tok_s_median=%s peak_rss_MB=2500\n' "$1" "$2"; }
+
+# two files of repetitions: ours 8000, 8200 | 7000 against PyTorch 4000, 4000 | 4000 (concat)
+{ ours_train concat 8000; peer concat 4000; ours_train collab 9000; peer collab 4500
+  ours_train concat 8200; peer concat 4000; ours_train collab 9100; peer collab 4400; } > "$tmp/a"
+{ ours_train concat 7000; peer concat 4000; ours_train collab 8800; peer collab 4600; } > "$tmp/b"
+out=$(bash "$bench" --summarize "$tmp/a" "$tmp/b")
+echo "$out"
+# concat: median 8000 / 4000, single repetitions 1.75 (7000/4000) to 2.05 (8200/4000)
+grep -Eq '^concat +tokens/s +8000\.0 +4000\.0 +2\.00 +1\.75-2\.05$' <<<"$out" ||
+    fail "concat tokens/s: expected 8000 / 4000 = 2.00 (1.75-2.05)"
+# collab: median 9000 / 4500; 8800/4600 = 1.91 to 9100/4400 = 2.07
+grep -Eq '^collab +tokens/s +9000\.0 +4500\.0 +2\.00 +1\.91-2\.07$' <<<"$out" ||
+    fail "collab tokens/s: expected 9000 / 4500 = 2.00 (1.91-2.07)"
+grep -Eq '^concat: 2\.0x PyTorch.s training \(avx512\) is a step of 512 ms' <<<"$out" ||
+    fail "the step budget: expected 4100 tokens / (2 x 4000 tokens/s) = 512 ms"
+
+# a line that is not a record names its file and line
+printf 'rep 1: concat\n' >> "$tmp/b"
+if err=$(bash "$bench" --summarize "$tmp/a" "$tmp/b" 2>&1); then fail "a stray line was accepted"; fi
+grep -q "$tmp/b:5: not a record of bench-vs-torch.sh --raw" <<<"$err" ||
+    fail "the stray line's error: $err"
+
+# records of two configs (transformer-base's d_model beside the small model's) are refused
+{ ours_train concat 1000 512; peer concat 500; } > "$tmp/c"
+if err=$(bash "$bench" --summarize "$tmp/a" "$tmp/c" 2>&1); then fail "mixed configs accepted"; fi
+grep -q "the records mix builds or configs" <<<"$err" || fail "the mixed configs' error: $err"
+echo "bench-vs-torch.sh --summarize: OK"
