@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # scripts/bench-vs-torch.sh [--isa native|avx2] [--config small|base] [--raw FILE] [REPS]
 #   or  scripts/bench-vs-torch.sh --summarize FILE...
-# Our training step
-# and decoding against the PyTorch anchor (../shared/peers/torch_transformer_bench.py, Debian's
-# python3-torch) on the same config, batch and thread count, run alternately REPS times (default
-# 3) so machine noise hits both; prints the medians and the ratios ours/PyTorch for tokens/s, peak
-# RSS and sentences/s (with the lowest and highest ratio of a single repetition), and our GFLOP/s,
-# share of the FP32 FMA peak and memory by use. PyTorch runs in the environment of its published
-# anchors (OMP_WAIT_POLICY=PASSIVE, glibc heap tunables).
+# Our training step and decoding against the PyTorch anchor (../shared/peers/
+# torch_transformer_bench.py, Debian's python3-torch) on the same config, batch and thread count,
+# run alternately REPS times (default 3) so machine noise hits both; prints the medians and the
+# ratios ours/PyTorch for tokens/s, peak RSS and sentences/s (with the lowest and highest ratio of a
+# single repetition), and our GFLOP/s, share of the FP32 FMA peak and memory by use. PyTorch runs
+# in the environment of its published anchors (OMP_WAIT_POLICY=PASSIVE, glibc heap tunables).
 #   --config small  (default) the small model (bench-small.yaml, collab D~k 128), training and
 #                   decoding
 #   --config base   transformer-base (transformer-base.yaml, collab D~k 128 = D/4), training only
@@ -37,7 +36,8 @@ while [ $# -gt 0 ]; do
         --raw) raw=${2:?--raw needs a file}; shift 2 ;;
         --summarize)
             shift
-            [ $# -gt 0 ] || { echo "--summarize needs the files of earlier --raw runs" >&2; exit 2; }
+            [ $# -gt 0 ] ||
+                { echo "--summarize needs the files of earlier --raw runs" >&2; exit 2; }
             summarize=("$@"); set -- ;;
         [0-9]*) reps=$1; shift ;;
         *) echo "$usage" >&2; exit 2 ;;
@@ -48,7 +48,7 @@ summary() {
 /usr/bin/python3 - "$@" <<'PY'
 import json, re, statistics, sys
 ours, peer, tokens, thread_spreads, builds = {}, {}, {}, [], set()
-def records(paths):  # (who, mode, rest) of each line; a line of anything else stops the summary
+def records(paths):  # (file, line number, who, mode, rest) of each line; any other line stops
     for path in paths:
         try:
             lines = open(path).read().splitlines()
@@ -60,41 +60,45 @@ def records(paths):  # (who, mode, rest) of each line; a line of anything else s
                     parts[1] not in ("concat", "collab"):
                 sys.exit(f"{path}:{n}: not a record of bench-vs-torch.sh --raw (expected "
                          f"'OURS|PEER concat|collab ...')")
-            yield parts
-for who, mode, rest in records(sys.argv[1:]):
-    if who == "OURS":
-        e = json.loads(rest)
-        if e["bench"] == "train":
-            builds.add((e["arch"], e["peak_isa"], e["d_model"]))
-        what = "train" if e["bench"] == "train" else e["mode"]
-        if e["bench"] == "train":
-            ours.setdefault((mode, "tokens/s"), []).append(e["tokens_per_s"])
-            ours.setdefault((mode, "peak RSS MB"), []).append(e["peak_rss_mb"])
-            # ours only: what the peak RSS holds (planned sizes; the rest is code and libraries)
-            ours.setdefault((mode, "MB params+grads+Adam"), []).append(
-                e["mb_params"] + e["mb_grads"] + e["mb_adam"])
-            ours.setdefault((mode, "MB activations"), []).append(e["mb_acts"])
-            ours.setdefault((mode, "MB workspace"), []).append(e["mb_work"])
-            # the step split: the matrix products issued through the GEMM interface, the rest
-            ours.setdefault((mode, "train ms products"), []).append(e["ms_products"])
-            ours.setdefault((mode, "train ms rest"), []).append(e["ms_rest"])
-            ours.setdefault((mode, "train ms alone"), []).append(e["ms_products_alone"])
-            thread_spreads.append(e["thread_spread_pct"])
-            tokens[mode] = e["tgt_tokens"]
+            yield (path, n, *parts)
+for path, n, who, mode, rest in records(sys.argv[1:]):
+    try:
+        if who == "OURS":
+            e = json.loads(rest)
+            if e["bench"] == "train":
+                builds.add((e["arch"], e["peak_isa"], e["d_model"]))
+            what = "train" if e["bench"] == "train" else e["mode"]
+            if e["bench"] == "train":
+                ours.setdefault((mode, "tokens/s"), []).append(e["tokens_per_s"])
+                ours.setdefault((mode, "peak RSS MB"), []).append(e["peak_rss_mb"])
+                # ours only: what the peak RSS holds (planned sizes; the rest: code, libraries)
+                ours.setdefault((mode, "MB params+grads+Adam"), []).append(
+                    e["mb_params"] + e["mb_grads"] + e["mb_adam"])
+                ours.setdefault((mode, "MB activations"), []).append(e["mb_acts"])
+                ours.setdefault((mode, "MB workspace"), []).append(e["mb_work"])
+                # the step split: the matrix products issued through the GEMM interface, the rest
+                ours.setdefault((mode, "train ms products"), []).append(e["ms_products"])
+                ours.setdefault((mode, "train ms rest"), []).append(e["ms_rest"])
+                ours.setdefault((mode, "train ms alone"), []).append(e["ms_products_alone"])
+                thread_spreads.append(e["thread_spread_pct"])
+                tokens[mode] = e["tgt_tokens"]
+            else:
+                ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
+            ours.setdefault((mode, what + " GFLOP/s"), []).append(e["gflops"])
+            ours.setdefault((mode, what + " %peak"), []).append(e["pct_peak"])
+            arch = (f"{e['arch']} build, FMA peak {e['peak_gflops']:.0f} GFLOP/s "
+                    f"({e['peak_isa']} loop)")
+            isa = e["peak_isa"]
         else:
-            ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
-        ours.setdefault((mode, what + " GFLOP/s"), []).append(e["gflops"])
-        ours.setdefault((mode, what + " %peak"), []).append(e["pct_peak"])
-        arch = f"{e['arch']} build, FMA peak {e['peak_gflops']:.0f} GFLOP/s ({e['peak_isa']} loop)"
-        isa = e["peak_isa"]
-    else:
-        kv = dict(re.findall(r"(\w+)=(\S+)", rest))
-        if rest.startswith("TORCH"):
-            peer.setdefault((mode, "tokens/s"), []).append(float(kv["tok_s_median"]))
-            peer.setdefault((mode, "peak RSS MB"), []).append(float(kv["peak_rss_MB"]))
-        else:
-            name = "greedy" if kv["mode"] == "greedy" else "beam"
-            peer.setdefault((mode, name + " sent/s"), []).append(float(kv["sent_s"]))
+            kv = dict(re.findall(r"(\w+)=(\S+)", rest))
+            if rest.startswith("TORCH"):
+                peer.setdefault((mode, "tokens/s"), []).append(float(kv["tok_s_median"]))
+                peer.setdefault((mode, "peak RSS MB"), []).append(float(kv["peak_rss_MB"]))
+            else:
+                name = "greedy" if kv["mode"] == "greedy" else "beam"
+                peer.setdefault((mode, name + " sent/s"), []).append(float(kv["sent_s"]))
+    except (ValueError, KeyError) as err:  # a cut line, or a record of another version
+        sys.exit(f"{path}:{n}: a record bench-vs-torch.sh cannot read ({err!r})")
 if not thread_spreads:
     sys.exit(f"{' '.join(sys.argv[1:])}: no training records of ours")
 if len({(a, i) for a, i, _ in builds}) > 1 or len({d for _, _, d in builds}) > 1:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/bench-vs-torch.sh --summarize: the repetitions of two --raw files pooled (medians, each
-# of ours paired with the PyTorch run after it), and the errors for a file that is not such a
-# record and for records of different configs. Needs no PyTorch: the records are written here.
+# of ours paired with the PyTorch run after it), and the errors for a line that is not a record,
+# a record cut short and records of different configs. Needs no PyTorch: the records are written
+# here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bench=$here/../scripts/bench-vs-torch.sh
@@ -37,9 +38,19 @@ grep -Eq '^concat: 2\.0x PyTorch.s training \(avx512\) is a step of 512 ms' <<<"
 
 # a line that is not a record names its file and line
 printf 'rep 1: concat\n' >> "$tmp/b"
-if err=$(bash "$bench" --summarize "$tmp/a" "$tmp/b" 2>&1); then fail "a stray line was accepted"; fi
+if err=$(bash "$bench" --summarize "$tmp/a" "$tmp/b" 2>&1); then
+    fail "a stray line was accepted"
+fi
 grep -q "$tmp/b:5: not a record of bench-vs-torch.sh --raw" <<<"$err" ||
     fail "the stray line's error: $err"
+
+# a record cut short (a run stopped while writing) names its file and line too
+{ ours_train concat 8000 | cut -c1-80; } > "$tmp/d"
+if err=$(bash "$bench" --summarize "$tmp/a" "$tmp/d" 2>&1); then
+    fail "a cut record was accepted"
+fi
+grep -q "$tmp/d:1: a record bench-vs-torch.sh cannot read" <<<"$err" ||
+    fail "the cut record's error: $err"
 
 # records of two configs (transformer-base's d_model beside the small model's) are refused
 { ours_train concat 1000 512; peer concat 500; } > "$tmp/c"
