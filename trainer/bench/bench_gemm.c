@@ -14,7 +14,10 @@
  * memory-bound: their rows also give a roofline bound, the operand bytes of a pass at the read
  * bandwidth measured on those same buffers, capped by the FMA peak. With --resident N they cycle
  * over the operands of N products instead, which stay in cache: the kernels without the memory
- * traffic. */
+ * traffic. With --copies the large shapes at more than one thread also run as that many
+ * independent copies at once, one per thread (sgemm_serial, operands of their own): what the
+ * threads reach together without sharing a product, the ceiling of the first backend's split of
+ * one product (shared caches and memory, and the host's scheduling of the threads, included). */
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -136,7 +139,8 @@ static double run_once(const GemmImpl *g, const Shape *s, const Operands *o) {
 static void usage(FILE *out) {
     fprintf(out,
             "usage: nmt bench gemm [--shapes d512,d256,attn] [--backends blocked,openblas]\n"
-            "                      [--threads 1,2] [--reps N] [--resident N] [--json]\n\n"
+            "                      [--threads 1,2] [--reps N] [--resident N] [--copies]\n"
+            "                      [--json]\n\n"
             "Median GFLOP/s per shape, backend and thread count, with the ratio of the first\n"
             "backend to the second measured in the same run (backends interleaved per repetition),\n"
             "the first backend's share of the measured FP32 FMA peak at that thread count, and the\n"
@@ -153,6 +157,10 @@ static void usage(FILE *out) {
             "  --resident  attention batches cycle over the operands of N products, which stay in\n"
             "              cache: the kernels without memory traffic (no bound; default 0: every\n"
             "              product its own operands)\n"
+            "  --copies    large shapes at more than one thread also run as one independent copy\n"
+            "              per thread at once, each computed by its thread alone: the GFLOP/s\n"
+            "              the threads reach without sharing a product, and the first backend's\n"
+            "              share of it (its split's cost), per shape and as a median\n"
             "  --json      one JSON object per line instead of the table\n");
 }
 
@@ -189,7 +197,7 @@ static int select_shapes(char *list, Shape *out) {
     return n;
 }
 
-/* The median of `n` blocked/openblas ratios (ratio[i] < 0: not measured). */
+/* The median of `n` ratios (ratio[i] < 0: not measured). */
 static double median_ratio(const double *ratio, int n, int *count) {
     double v[MAX_SHAPES];
     *count = 0;
@@ -202,7 +210,7 @@ int bench_gemm(int argc, char **argv) {
     char shapes_arg[512] = "d512,d256,attn", backends_arg[128] = "blocked,openblas",
          threads_arg[64] = "";
     int reps = 7, resident = 0;
-    bool json = false;
+    bool json = false, copies = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (args_wants_help(a)) {
@@ -218,6 +226,8 @@ int bench_gemm(int argc, char **argv) {
             reps = args_int("bench gemm", a, args_value("bench gemm", argc, argv, &i), 1, MAX_REPS);
         else if (args_is(a, NULL, "--resident"))
             resident = args_int("bench gemm", a, args_value("bench gemm", argc, argv, &i), 0, 1 << 20);
+        else if (args_is(a, NULL, "--copies"))
+            copies = true;
         else if (args_is(a, NULL, "--json"))
             json = true;
         else
@@ -299,10 +309,13 @@ int bench_gemm(int argc, char **argv) {
         for (int b = 0; b < nb; b++) printf(" %10s", bnames[b]);
         printf(" %6s", "%peak");
         if (nb >= 2) printf(" %8s", "ratio");
-        printf(" %7s\n", "bound");
+        printf(" %7s", "bound");
+        if (copies) printf(" %8s %6s", "copies", "split");
+        printf("\n");
     }
     static double ratio[MAX_THREADS][MAX_SHAPES];  // first / second backend; -1: none
     static double ratio_bound[MAX_THREADS][MAX_SHAPES];  // roofline bound / second backend
+    static double split[MAX_THREADS][MAX_SHAPES];  // first backend / its copies; -1: none
     for (int t = 0; t < nthreads; t++) {
         gemm_set_threads(threads[t]);
         for (int si = 0; si < nshapes; si++) {
@@ -310,10 +323,21 @@ int bench_gemm(int argc, char **argv) {
             Operands o = operands_make(s, resident, threads[t]);
             double flops = 2.0 * s->m * s->n * s->k * s->batch, times[MAX_BACKENDS][MAX_REPS];
             double gf[MAX_BACKENDS] = {0};
+            // the copies: one product per thread, as a batch of sgemm_serial products
+            const bool run_copies = copies && s->batch == 1 && threads[t] > 1;
+            Shape cs = *s;
+            cs.batch = threads[t];
+            Operands oc = run_copies ? operands_make(&cs, 0, threads[t]) : (Operands){0};
+            double copy_times[MAX_REPS], gf_copies = 0;
             for (int b = 0; b < nb; b++) run_once(backends[b], s, &o);  // warm up
-            for (int r = 0; r < reps; r++)
+            if (run_copies) run_once(backends[0], &cs, &oc);
+            for (int r = 0; r < reps; r++) {
                 for (int b = 0; b < nb; b++) times[b][r] = run_once(backends[b], s, &o);
+                if (run_copies) copy_times[r] = run_once(backends[0], &cs, &oc);
+            }
             for (int b = 0; b < nb; b++) gf[b] = flops / bench_median(times[b], reps) / 1e9;
+            if (run_copies) gf_copies = flops * cs.batch / bench_median(copy_times, reps) / 1e9;
+            split[t][si] = run_copies ? gf[0] / gf_copies : -1.0;
             double pct_peak = 100.0 * gf[0] / peak[t].gflops;
             ratio[t][si] = nb >= 2 ? gf[0] / gf[1] : -1.0;
             double bw = 0, bound = 0;  // GB/s, GFLOP/s; batched shapes only
@@ -332,6 +356,9 @@ int bench_gemm(int argc, char **argv) {
                            s->name, s->m, s->n, s->k, s->ta, s->tb, s->batch, threads[t],
                            bnames[b], gf[b], 100.0 * gf[b] / peak[t].gflops);
                     if (nb >= 2 && b == 0) printf(",\"ratio_vs_%s\":%.3f", bnames[1], ratio[t][si]);
+                    if (run_copies && b == 0)
+                        printf(",\"copies_gflops\":%.2f,\"ratio_vs_copies\":%.3f", gf_copies,
+                               split[t][si]);
                     if (bound > 0) printf(",\"read_gbps\":%.1f,\"bound_gflops\":%.2f", bw, bound);
                     if (o.resident) printf(",\"resident\":%d", o.resident);
                     printf("}\n");
@@ -343,13 +370,31 @@ int bench_gemm(int argc, char **argv) {
                 printf(" %5.1f%%", pct_peak);
                 if (nb >= 2) printf(" %8.3f", ratio[t][si]);
                 if (bound > 0)
-                    printf(" %7.1f\n", bound);
+                    printf(" %7.1f", bound);
                 else
-                    printf(" %7s\n", "-");
+                    printf(" %7s", "-");
+                if (run_copies)
+                    printf(" %8.1f %6.3f", gf_copies, split[t][si]);
+                else if (copies)
+                    printf(" %8s %6s", "-", "-");
+                printf("\n");
             }
             fflush(stdout);
             operands_free(&o);
+            if (run_copies) operands_free(&oc);
         }
+    }
+    for (int t = 0; t < nthreads; t++) {
+        int count;
+        double med = median_ratio(split[t], nshapes, &count);
+        if (!count) continue;
+        if (json)
+            printf("{\"bench\":\"gemm\",\"summary\":\"copies\",\"threads\":%d,\"shapes\":%d,"
+                   "\"median_ratio_vs_copies\":%.3f}\n",
+                   threads[t], count, med);
+        else
+            printf("# median %s/copies over the %d large shapes at %d threads: %.3f\n", bnames[0],
+                   count, threads[t], med);
     }
     if (nb < 2) return 0;
     for (int large = 1; large >= 0; large--)
