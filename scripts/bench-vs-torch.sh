@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/bench-vs-torch.sh [--isa native|avx2] [--config small|base] [--raw FILE] [REPS]
+# scripts/bench-vs-torch.sh [--isa native|avx2] [--config small|base] [--threads N] [--raw FILE]
+#                            [REPS]
 #   or  scripts/bench-vs-torch.sh --summarize FILE...
 # Our training step and decoding against the PyTorch anchor (../shared/peers/
 # torch_transformer_bench.py, Debian's python3-torch) on the same config, batch and thread count,
@@ -18,21 +19,26 @@
 #                 build/x86-64-v3 (NMT_ARCH, no AVX-512 code runs) with OPENBLAS_CORETYPE=Haswell,
 #                 PyTorch with ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2
 #                 OPENBLAS_CORETYPE=Haswell
+#   --threads N   both on N threads (default: all cores), e.g. 1 to compare the kernels without the
+#                 threads' sharing of caches, memory and host
 #   --raw FILE    also append each repetition's records (ours as `nmt bench --json` prints them,
 #                 PyTorch's result lines) to FILE, to pool runs later
 #   --summarize FILE...  no runs: the summary of the repetitions kept in these --raw files,
-#                 together (runs of one ISA and config; repetition i of ours is still compared with
-#                 the PyTorch run right after it)
+#                 together (runs of one ISA, config and thread count; repetition i of ours is
+#                 still compared with the PyTorch run right after it)
 #   NMT=path      our binary (skips the build of --isa avx2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-isa=native config=small reps=3 raw= summarize=()
-usage="usage: $0 [--isa native|avx2] [--config small|base] [--raw FILE] [REPS]
+isa=native config=small reps=3 raw= threads= summarize=()
+usage="usage: $0 [--isa native|avx2] [--config small|base] [--threads N] [--raw FILE] [REPS]
        $0 --summarize FILE..."
 while [ $# -gt 0 ]; do
     case $1 in
         --isa) isa=${2:?--isa needs native or avx2}; shift 2 ;;
         --config) config=${2:?--config needs small or base}; shift 2 ;;
+        --threads) threads=${2:?--threads needs a count}; shift 2
+                   [[ $threads =~ ^[1-9][0-9]*$ ]] ||
+                       { echo "--threads: expected a positive count, not '$threads'" >&2; exit 2; } ;;
         --raw) raw=${2:?--raw needs a file}; shift 2 ;;
         --summarize)
             shift
@@ -47,7 +53,7 @@ done
 summary() {
 /usr/bin/python3 - "$@" <<'PY'
 import json, re, statistics, sys
-ours, peer, tokens, thread_spreads, builds = {}, {}, {}, [], set()
+ours, peer, tokens, thread_spreads, builds, threads = {}, {}, {}, [], set(), set()
 def records(paths):  # (file, line number, who, mode, rest) of each line; any other line stops
     for path in paths:
         try:
@@ -68,6 +74,7 @@ for path, n, who, mode, rest in records(sys.argv[1:]):
             what = "train" if e["bench"] == "train" else e["mode"]
             if e["bench"] == "train":
                 builds.add((e["arch"], e["peak_isa"], e["d_model"]))
+                threads.add(e["threads"])
                 ours.setdefault((mode, "tokens/s"), []).append(e["tokens_per_s"])
                 ours.setdefault((mode, "peak RSS MB"), []).append(e["peak_rss_mb"])
                 # ours only: what the peak RSS holds (planned sizes; the rest: code, libraries)
@@ -91,6 +98,7 @@ for path, n, who, mode, rest in records(sys.argv[1:]):
         else:
             kv = dict(re.findall(r"(\w+)=(\S+)", rest))
             if rest.startswith("TORCH"):
+                threads.add(int(kv["threads"]))
                 peer.setdefault((mode, "tokens/s"), []).append(float(kv["tok_s_median"]))
                 peer.setdefault((mode, "peak RSS MB"), []).append(float(kv["peak_rss_MB"]))
             else:
@@ -103,9 +111,14 @@ if not thread_spreads:
 if len(builds) > 1:  # concat and collab share a build and a d_model
     sys.exit("the records mix builds or configs (summarize runs of one --isa and --config): "
              + ", ".join(f"{a} build, {i} loop, d_model {d}" for a, i, d in sorted(builds)))
+if len(threads) > 1:
+    sys.exit("the records mix thread counts (summarize runs of one --threads): "
+             + ", ".join(map(str, sorted(threads))))
 # how far apart the threads ran in each of our runs' FMA loop: the host's share of the noise
-print(f"ours: {arch}; its threads {statistics.median(thread_spreads):.0f}% apart (median of the "
-      f"training runs, {min(thread_spreads):.0f}-{max(thread_spreads):.0f}%)")
+nthreads = threads.pop()
+print(f"ours: {arch}; {nthreads} thread{'s' if nthreads > 1 else ''}, "
+      f"{statistics.median(thread_spreads):.0f}% apart (median of the training runs, "
+      f"{min(thread_spreads):.0f}-{max(thread_spreads):.0f}%)")
 print(f"{'attention':10s} {'measure':20s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s} "
       f"{'per run':>11s}")
 for key in sorted(ours):
@@ -164,7 +177,7 @@ torch=${NMT_SHARED:-../shared}/peers/torch_transformer_bench.py
 # every step (first touches are slow in VMs)
 peer_tuned=(OMP_WAIT_POLICY=PASSIVE
             GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736)
-threads=$(nproc)
+threads=${threads:-$(nproc)}
 [ -x "$nmt" ] || { echo "build first (scripts/demo.sh or cmake): $nmt is missing" >&2; exit 1; }
 [ -f "$torch" ] || { echo "$torch is missing" >&2; exit 1; }
 /usr/bin/python3 -c 'import torch' 2>/dev/null || {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/bench-vs-torch.sh --summarize: the repetitions of two --raw files pooled (medians, each
 # of ours paired with the PyTorch run after it), and the errors for a line that is not a record,
-# a record cut short and records of different configs. Needs no PyTorch: the records are written
+# a record cut short and records of different configs or thread counts. Needs no PyTorch: the records are written
 # here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,16 +10,22 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# ours_train MODE TOKENS_PER_S [D_MODEL]: one record of ours as `nmt bench train --json` prints it
+# ours_train MODE TOKENS_PER_S [D_MODEL [THREADS]]: one record of ours as `nmt bench train --json`
+# prints it
 ours_train() {
-    printf 'OURS %s {"bench":"train","d_model":%s,"tgt_tokens":4100,"tokens_per_s":%s,' \
-        "$1" "${3:-256}" "$2"
+    printf 'OURS %s {"bench":"train","d_model":%s,"threads":%s,"tgt_tokens":4100,' \
+        "$1" "${3:-256}" "${4:-2}"
+    printf '"tokens_per_s":%s,' "$2"
     printf '"gflops":300,"pct_peak":60,"peak_gflops":500,"peak_isa":"avx512","arch":"native",'
     printf '"thread_spread_pct":2,"ms_products":400,"ms_products_alone":390,"ms_rest":80,'
     printf '"mb_params":29,"mb_grads":29,"mb_adam":58,"mb_acts":295,"mb_work":80,'
     printf '"peak_rss_mb":505}\n'
 }
-peer() { printf 'PEER %s TORCH config=tiny tok_s_median=%s peak_rss_MB=2500\n' "$1" "$2"; }
+# peer MODE TOKENS_PER_S [THREADS]: one result line of PyTorch's
+peer() {
+    printf 'PEER %s TORCH config=tiny threads=%s tok_s_median=%s peak_rss_MB=2500\n' \
+        "$1" "${3:-2}" "$2"
+}
 
 # two files of repetitions: ours 8000, 8200 | 7000 against PyTorch 4000, 4000 | 4000 (concat)
 { ours_train concat 8000; peer concat 4000; ours_train collab 9000; peer collab 4500
@@ -56,4 +62,15 @@ grep -q "$tmp/d:1: a record bench-vs-torch.sh cannot read" <<<"$err" ||
 { ours_train concat 1000 512; peer concat 500; } > "$tmp/c"
 if err=$(bash "$bench" --summarize "$tmp/a" "$tmp/c" 2>&1); then fail "mixed configs accepted"; fi
 grep -q "the records mix builds or configs" <<<"$err" || fail "the mixed configs' error: $err"
+
+# runs on 1 thread beside runs on 2 are refused, whichever side ran on 1
+for pair in "ours_train concat 4000 256 1; peer concat 3000" \
+            "ours_train concat 4000; peer concat 3000 1"; do
+    eval "{ $pair; }" > "$tmp/e"
+    if err=$(bash "$bench" --summarize "$tmp/a" "$tmp/e" 2>&1); then
+        fail "mixed thread counts accepted ($pair)"
+    fi
+    grep -q "the records mix thread counts (summarize runs of one --threads): 1, 2" <<<"$err" ||
+        fail "the mixed thread counts' error: $err"
+done
 echo "bench-vs-torch.sh --summarize: OK"
