@@ -53,7 +53,7 @@ done
 summary() {
 /usr/bin/python3 - "$@" <<'PY'
 import json, re, statistics, sys
-ours, peer, tokens, thread_spreads, builds, threads = {}, {}, {}, [], set(), set()
+ours, peer, tokens, thread_spreads, peaks, builds, threads = {}, {}, {}, [], [], set(), set()
 def records(paths):  # (file, line number, who, mode, rest) of each line; any other line stops
     for path in paths:
         try:
@@ -87,13 +87,12 @@ for path, n, who, mode, rest in records(sys.argv[1:]):
                 ours.setdefault((mode, "train ms rest"), []).append(e["ms_rest"])
                 ours.setdefault((mode, "train ms alone"), []).append(e["ms_products_alone"])
                 thread_spreads.append(e["thread_spread_pct"])
+                peaks.append(e["peak_gflops"])
                 tokens[mode] = e["tgt_tokens"]
             else:
                 ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
             ours.setdefault((mode, what + " GFLOP/s"), []).append(e["gflops"])
             ours.setdefault((mode, what + " %peak"), []).append(e["pct_peak"])
-            arch = (f"{e['arch']} build, FMA peak {e['peak_gflops']:.0f} GFLOP/s "
-                    f"({e['peak_isa']} loop)")
             isa = e["peak_isa"]
         else:
             kv = dict(re.findall(r"(\w+)=(\S+)", rest))
@@ -114,11 +113,13 @@ if len(builds) > 1:  # concat and collab share a build and a d_model
 if len(threads) > 1:
     sys.exit("the records mix thread counts (summarize runs of one --threads): "
              + ", ".join(map(str, sorted(threads))))
-# how far apart the threads ran in each of our runs' FMA loop: the host's share of the noise
-nthreads = threads.pop()
-print(f"ours: {arch}; {nthreads} thread{'s' if nthreads > 1 else ''}, "
-      f"{statistics.median(thread_spreads):.0f}% apart (median of the training runs, "
-      f"{min(thread_spreads):.0f}-{max(thread_spreads):.0f}%)")
+# the build, and per training run the FMA peak and how far apart the threads ran in its FMA loop:
+# the host's share of the noise
+arch, nthreads = builds.pop()[0], threads.pop()
+print(f"ours: {arch} build; FMA peak {statistics.median(peaks):.0f} GFLOP/s ({isa} loop; "
+      f"{min(peaks):.0f}-{max(peaks):.0f}); {nthreads} thread{'s' if nthreads > 1 else ''}, "
+      f"{statistics.median(thread_spreads):.0f}% apart ({min(thread_spreads):.0f}-"
+      f"{max(thread_spreads):.0f}%); medians of the training runs")
 print(f"{'attention':10s} {'measure':20s} {'ours':>10s} {'pytorch':>10s} {'ratio':>7s} "
       f"{'per run':>11s}")
 for key in sorted(ours):
