@@ -60,21 +60,20 @@ fi
 # no copies (the product is its own copy).
 "$NMT" bench gemm --shapes proj_d256 --backends blocked --threads 1,2 --reps 1 --copies --json \
     > copies.json 2>&1
-row=$(grep '"ta":0,"tb":1,"batch":1,"threads":2,"backend":"blocked"' copies.json)
-gflops=$(echo "$row" | grep -o '"gflops":[0-9.]*' | sed 's/.*://')
-copies=$(echo "$row" | grep -o '"copies_gflops":[0-9.]*' | sed 's/.*://')
-split=$(echo "$row" | grep -o '"ratio_vs_copies":[0-9.]*' | sed 's/.*://')
-if [ -n "$gflops" ] && [ -n "$copies" ] && [ -n "$split" ] &&
-   awk -v g="$gflops" -v c="$copies" -v s="$split" \
-       'BEGIN{exit !(c > 0 && s > 0 && (g / c - s) ^ 2 < 1e-5)}' &&
-   ! grep '"threads":1,' copies.json | grep -q copies &&
-   grep -q '^{"bench":"gemm","summary":"copies","threads":2,"shapes":3,' copies.json; then
-    passed=$((passed + 1))
-else
-    echo "FAIL: bench gemm --copies: no copies or a wrong ratio at 2 threads, or copies at 1:"
-    cat copies.json
-    failed=$((failed + 1))
-fi
+copies_ok() {  # its NT row at 2 threads, the summary, and nothing of copies at 1 thread
+    local row gflops copies split
+    row=$(grep '"ta":0,"tb":1,"batch":1,"threads":2,"backend":"blocked"' copies.json)
+    gflops=$(echo "$row" | grep -o '"gflops":[0-9.]*' | sed 's/.*://')
+    copies=$(echo "$row" | grep -o '"copies_gflops":[0-9.]*' | sed 's/.*://')
+    split=$(echo "$row" | grep -o '"ratio_vs_copies":[0-9.]*' | sed 's/.*://')
+    [ -n "$gflops" ] && [ -n "$copies" ] && [ -n "$split" ] &&
+        awk -v g="$gflops" -v c="$copies" -v s="$split" \
+            'BEGIN{exit !(c > 0 && s > 0 && (g / c - s) ^ 2 < 1e-5)}' &&
+        ! grep '"threads":1,' copies.json | grep -q copies &&
+        grep -q '^{"bench":"gemm","summary":"copies","threads":2,"shapes":3,' copies.json ||
+        { cat copies.json; false; }
+}
+check "bench gemm --copies: no copies or a wrong ratio at 2 threads, or copies at 1 (above)" copies_ok
 # `auto` is a backend of bench gemm, whose header says what it runs per class (ctest sets
 # NMT_GEMM_AUTOTUNE=0: its default, no measuring); a bad NMT_GEMM_AUTOTUNE is refused.
 "$NMT" bench gemm --shapes attn_qk_64 --backends auto,blocked --threads 1 --reps 1 --json \
