@@ -36,9 +36,10 @@ while [ $# -gt 0 ]; do
     case $1 in
         --isa) isa=${2:?--isa needs native or avx2}; shift 2 ;;
         --config) config=${2:?--config needs small or base}; shift 2 ;;
-        --threads) threads=${2:?--threads needs a count}; shift 2
-                   [[ $threads =~ ^[1-9][0-9]*$ ]] ||
-                       { echo "--threads: expected a positive count, not '$threads'" >&2; exit 2; } ;;
+        --threads)
+            threads=${2:?--threads needs a count}; shift 2
+            [[ $threads =~ ^[1-9][0-9]*$ ]] ||
+                { echo "--threads: expected a positive count, not '$threads'" >&2; exit 2; } ;;
         --raw) raw=${2:?--raw needs a file}; shift 2 ;;
         --summarize)
             shift

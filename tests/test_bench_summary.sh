@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/bench-vs-torch.sh --summarize: the repetitions of two --raw files pooled (medians, each
 # of ours paired with the PyTorch run after it), and the errors for a line that is not a record,
-# a record cut short and records of different configs or thread counts. Needs no PyTorch: the records are written
-# here.
+# a record cut short and records of different configs or thread counts. Needs no PyTorch: the
+# records are written here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bench=$here/../scripts/bench-vs-torch.sh
@@ -39,7 +39,8 @@ grep -Eq '^concat +tokens/s +8000\.0 +4000\.0 +2\.00 +1\.75-2\.05$' <<<"$out" ||
 # collab: median 9000 / 4500; 8800/4600 = 1.91 to 9100/4400 = 2.07
 grep -Eq '^collab +tokens/s +9000\.0 +4500\.0 +2\.00 +1\.91-2\.07$' <<<"$out" ||
     fail "collab tokens/s: expected 9000 / 4500 = 2.00 (1.91-2.07)"
-grep -Eq '^ours: native build; FMA peak 500 GFLOP/s \(avx512 loop; 500-500\); 2 threads,' <<<"$out" ||
+header='^ours: native build; FMA peak 500 GFLOP/s \(avx512 loop; 500-500\); 2 threads,'
+grep -Eq "$header" <<<"$out" ||
     fail "the header: expected the build, the FMA peak and 2 threads"
 grep -Eq '^concat: 2\.0x PyTorch.s training \(avx512\) is a step of 512 ms' <<<"$out" ||
     fail "the step budget: expected 4100 tokens / (2 x 4000 tokens/s) = 512 ms"

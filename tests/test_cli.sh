@@ -73,7 +73,8 @@ copies_ok() {  # its NT row at 2 threads, the summary, and nothing of copies at 
         grep -q '^{"bench":"gemm","summary":"copies","threads":2,"shapes":3,' copies.json ||
         { cat copies.json; false; }
 }
-check "bench gemm --copies: no copies or a wrong ratio at 2 threads, or copies at 1 (above)" copies_ok
+check "bench gemm --copies: no copies or a wrong ratio at 2 threads, or copies at 1 (above)" \
+    copies_ok
 # `auto` is a backend of bench gemm, whose header says what it runs per class (ctest sets
 # NMT_GEMM_AUTOTUNE=0: its default, no measuring); a bad NMT_GEMM_AUTOTUNE is refused.
 "$NMT" bench gemm --shapes attn_qk_64 --backends auto,blocked --threads 1 --reps 1 --json \
