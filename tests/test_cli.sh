@@ -56,8 +56,9 @@ else
     failed=$((failed + 1))
 fi
 # With --copies a large shape at 2 threads also runs as 2 independent copies: its row gives their
-# GFLOP/s and the backend's rate over it, and a summary gives the median; at 1 thread there are
-# no copies (the product is its own copy).
+# GFLOP/s and the backend's rate over it (equal within 2%, the rounding of the printed figures on
+# a slow build), and a summary gives the median; at 1 thread there are no copies (the product is
+# its own copy).
 "$NMT" bench gemm --shapes proj_d256 --backends blocked --threads 1,2 --reps 1 --copies --json \
     > copies.json 2>&1
 copies_ok() {  # its NT row at 2 threads, the summary, and nothing of copies at 1 thread
@@ -68,7 +69,7 @@ copies_ok() {  # its NT row at 2 threads, the summary, and nothing of copies at 
     split=$(echo "$row" | grep -o '"ratio_vs_copies":[0-9.]*' | sed 's/.*://')
     [ -n "$gflops" ] && [ -n "$copies" ] && [ -n "$split" ] &&
         awk -v g="$gflops" -v c="$copies" -v s="$split" \
-            'BEGIN{exit !(c > 0 && s > 0 && (g / c - s) ^ 2 < 1e-5)}' &&
+            'BEGIN{exit !(c > 0 && s > 0 && (g / c / s - 1) ^ 2 < 4e-4)}' &&
         ! grep '"threads":1,' copies.json | grep -q copies &&
         grep -q '^{"bench":"gemm","summary":"copies","threads":2,"shapes":3,' copies.json ||
         { cat copies.json; false; }
