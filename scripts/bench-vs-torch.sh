@@ -94,7 +94,6 @@ for path, n, who, mode, rest in records(sys.argv[1:]):
                 ours.setdefault((mode, what + " sent/s"), []).append(e["sentences_per_s"])
             ours.setdefault((mode, what + " GFLOP/s"), []).append(e["gflops"])
             ours.setdefault((mode, what + " %peak"), []).append(e["pct_peak"])
-            isa = e["peak_isa"]
         else:
             kv = dict(re.findall(r"(\w+)=(\S+)", rest))
             if rest.startswith("TORCH"):
@@ -116,7 +115,7 @@ if len(threads) > 1:
              + ", ".join(map(str, sorted(threads))))
 # the build, and per training run the FMA peak and how far apart the threads ran in its FMA loop:
 # the host's share of the noise
-arch, nthreads = builds.pop()[0], threads.pop()
+(arch, isa, _), nthreads = builds.pop(), threads.pop()
 print(f"ours: {arch} build; FMA peak {statistics.median(peaks):.0f} GFLOP/s ({isa} loop; "
       f"{min(peaks):.0f}-{max(peaks):.0f}); {nthreads} thread{'s' if nthreads > 1 else ''}, "
       f"{statistics.median(thread_spreads):.0f}% apart ({min(thread_spreads):.0f}-"
