@@ -25,15 +25,17 @@
 #                 PyTorch's result lines) to FILE, to pool runs later
 #   --summarize FILE...  no runs: the summary of the repetitions kept in these --raw files,
 #                 together (runs of one ISA, config and thread count; repetition i of ours is
-#                 still compared with the PyTorch run right after it)
+#                 still compared with the PyTorch run right after it); a run's options beside
+#                 it (--isa, --config, --threads, --raw, REPS) are refused, not ignored
 #   NMT=path      our binary (skips the build of --isa avx2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-isa=native config=small reps=3 raw= threads= summarize=()
+isa=native config=small reps=3 raw= threads= summarize=() run_options=()
 usage="usage: $0 [--isa native|avx2] [--config small|base] [--threads N] [--raw FILE] [REPS]
        $0 --summarize FILE..."
 while [ $# -gt 0 ]; do
     case $1 in
+        --isa|--config|--threads|--raw|[0-9]*) run_options+=("$1") ;;&
         --isa) isa=${2:?--isa needs native or avx2}; shift 2 ;;
         --config) config=${2:?--config needs small or base}; shift 2 ;;
         --threads)
@@ -50,6 +52,11 @@ while [ $# -gt 0 ]; do
         *) echo "$usage" >&2; exit 2 ;;
     esac
 done
+if [ ${#summarize[@]} -gt 0 ] && [ ${#run_options[@]} -gt 0 ]; then
+    echo "--summarize only reads its files; a run's options do not apply to it:" \
+        "${run_options[*]}" >&2
+    exit 2
+fi
 # summary FILE...: the medians and ratios of the repetitions recorded in the files
 summary() {
 /usr/bin/python3 - "$@" <<'PY'

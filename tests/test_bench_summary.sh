@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/bench-vs-torch.sh --summarize: the repetitions of two --raw files pooled (medians, each
 # of ours paired with the PyTorch run after it), and the errors for a line that is not a record,
-# a record cut short and records of different configs or thread counts. Needs no PyTorch: the
-# records are written here.
+# a record cut short, records of different configs or thread counts and a run's options beside
+# --summarize. Needs no PyTorch: the records are written here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bench=$here/../scripts/bench-vs-torch.sh
@@ -76,4 +76,11 @@ for pair in "ours_train concat 4000 256 1; peer concat 3000" \
     grep -q "the records mix thread counts (summarize runs of one --threads): 1, 2" <<<"$err" ||
         fail "the mixed thread counts' error: $err"
 done
+# a run's options beside --summarize are refused, named, rather than ignored
+if err=$(bash "$bench" --threads 1 --raw "$tmp/f" 5 --summarize "$tmp/a" 2>&1); then
+    fail "--summarize accepted a run's options"
+fi
+grep -q "a run's options do not apply to it: --threads --raw 5" <<<"$err" ||
+    fail "the run options' error: $err"
+[ ! -e "$tmp/f" ] || fail "--summarize with --raw wrote $tmp/f"
 echo "bench-vs-torch.sh --summarize: OK"
