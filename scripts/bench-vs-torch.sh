@@ -30,7 +30,7 @@
 #   NMT=path      our binary (skips the build of --isa avx2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-isa=native config=small reps=3 raw= threads= summarize=() run_options=()
+isa=native config=small reps=3 raw= threads= summarizing= summarize=() run_options=()
 usage="usage: $0 [--isa native|avx2] [--config small|base] [--threads N] [--raw FILE] [REPS]
        $0 --summarize FILE..."
 while [ $# -gt 0 ]; do
@@ -44,17 +44,28 @@ while [ $# -gt 0 ]; do
                 { echo "--threads: expected a positive count, not '$threads'" >&2; exit 2; } ;;
         --raw) raw=${2:?--raw needs a file}; shift 2 ;;
         --summarize)
-            shift
-            [ $# -gt 0 ] ||
-                { echo "--summarize needs the files of earlier --raw runs" >&2; exit 2; }
-            summarize=("$@"); set -- ;;
+            summarizing=1; shift
+            # its files, and a run's options written after them (refused below like any other)
+            while [ $# -gt 0 ]; do
+                case $1 in
+                    --isa|--config|--threads|--raw) run_options+=("$1"); shift; shift $(($# > 0)) ;;
+                    --*) echo "$usage" >&2; exit 2 ;;
+                    *) if [[ $1 =~ ^[0-9]+$ && ! -e $1 ]]; then run_options+=("$1")
+                       else summarize+=("$1"); fi
+                       shift ;;
+                esac
+            done ;;
         [0-9]*) reps=$1; shift ;;
         *) echo "$usage" >&2; exit 2 ;;
     esac
 done
-if [ ${#summarize[@]} -gt 0 ] && [ ${#run_options[@]} -gt 0 ]; then
+if [ -n "$summarizing" ] && [ ${#run_options[@]} -gt 0 ]; then
     echo "--summarize only reads its files; a run's options do not apply to it:" \
         "${run_options[*]}" >&2
+    exit 2
+fi
+if [ -n "$summarizing" ] && [ ${#summarize[@]} -eq 0 ]; then
+    echo "--summarize needs the files of earlier --raw runs" >&2
     exit 2
 fi
 # summary FILE...: the medians and ratios of the repetitions recorded in the files

@@ -83,4 +83,13 @@ fi
 grep -q "a run's options do not apply to it: --threads --raw 5" <<<"$err" ||
     fail "the run options' error: $err"
 [ ! -e "$tmp/f" ] || fail "--summarize with --raw wrote $tmp/f"
+# and so are those written after its files, rather than read as files
+if err=$(bash "$bench" --summarize "$tmp/a" --isa avx2 3 2>&1); then
+    fail "--summarize accepted a run's options after its files"
+fi
+grep -q "a run's options do not apply to it: --isa 3" <<<"$err" ||
+    fail "the run options' error, after the files: $err"
+if err=$(bash "$bench" --summarize --threads 1 2>&1); then fail "--summarize ran with no files"; fi
+grep -q "a run's options do not apply to it: --threads" <<<"$err" ||
+    fail "the run options' error, without files: $err"
 echo "bench-vs-torch.sh --summarize: OK"
