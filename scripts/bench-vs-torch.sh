@@ -34,6 +34,10 @@ isa=native config=small reps=3 raw= threads= summarizing= summarize=() run_optio
 usage="usage: $0 [--isa native|avx2] [--config small|base] [--threads N] [--raw FILE] [REPS]
        $0 --summarize FILE..."
 while [ $# -gt 0 ]; do
+    # after --summarize, what is no option (nor a count that names no file) is a file to read
+    if [ -n "$summarizing" ] && [[ $1 != -* ]] && [[ ! $1 =~ ^[0-9]+$ || -e $1 ]]; then
+        summarize+=("$1"); shift; continue
+    fi
     case $1 in
         --isa|--config|--threads|--raw|[0-9]*) run_options+=("$1") ;;&
         --isa) isa=${2:?--isa needs native or avx2}; shift 2 ;;
@@ -43,18 +47,7 @@ while [ $# -gt 0 ]; do
             [[ $threads =~ ^[1-9][0-9]*$ ]] ||
                 { echo "--threads: expected a positive count, not '$threads'" >&2; exit 2; } ;;
         --raw) raw=${2:?--raw needs a file}; shift 2 ;;
-        --summarize)
-            summarizing=1; shift
-            # its files, and a run's options written after them (refused below like any other)
-            while [ $# -gt 0 ]; do
-                case $1 in
-                    --isa|--config|--threads|--raw) run_options+=("$1"); shift; shift $(($# > 0)) ;;
-                    --*) echo "$usage" >&2; exit 2 ;;
-                    *) if [[ $1 =~ ^[0-9]+$ && ! -e $1 ]]; then run_options+=("$1")
-                       else summarize+=("$1"); fi
-                       shift ;;
-                esac
-            done ;;
+        --summarize) summarizing=1; shift ;;
         [0-9]*) reps=$1; shift ;;
         *) echo "$usage" >&2; exit 2 ;;
     esac
