@@ -5,7 +5,8 @@
 # runs the unit tests of the kernels and the model there under qemu-user.
 #   --install   first installs what it needs with apt-get: the cross compilers, qemu-user and,
 #               after `dpkg --add-architecture arm64`, libopenblas-openmp-dev:arm64,
-#               libyaml-dev:arm64 and zlib1g-dev:arm64.
+#               libyaml-dev:arm64, zlib1g-dev:arm64 and libstdc++6:arm64 (SentencePiece's
+#               runtime, which the tests linking it load under qemu).
 # libsentencepiece-dev:arm64 cannot be installed beside the amd64 package (apt removes that one),
 # so its two packages are downloaded (apt-get download) and unpacked into build/arm64/spm.
 #   NMT_JOBS    build parallelism (default: number of cores)
@@ -20,7 +21,7 @@ if [ "${1:-}" = --install ]; then
     dpkg --add-architecture arm64
     apt-get update
     apt-get install -y gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user pkg-config \
-        libopenblas-openmp-dev:arm64 libyaml-dev:arm64 zlib1g-dev:arm64
+        libopenblas-openmp-dev:arm64 libyaml-dev:arm64 zlib1g-dev:arm64 libstdc++6:arm64
 fi
 for tool in aarch64-linux-gnu-gcc aarch64-linux-gnu-g++ qemu-aarch64; do
     command -v "$tool" >/dev/null || { echo "$tool is missing: run $0 --install" >&2; exit 1; }
@@ -29,6 +30,8 @@ pcdir=/usr/lib/aarch64-linux-gnu/pkgconfig
 for pc in openblas yaml-0.1 zlib; do
     [ -f "$pcdir/$pc.pc" ] || { echo "arm64 $pc is missing: run $0 --install" >&2; exit 1; }
 done
+[ -f /usr/lib/aarch64-linux-gnu/libstdc++.so.6 ] ||
+    { echo "arm64 libstdc++6 is missing: run $0 --install" >&2; exit 1; }
 
 mkdir -p "$dir/spm"
 spm=$(cd "$dir/spm" && pwd)

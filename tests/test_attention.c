@@ -168,9 +168,11 @@ static void check_core_reference(int Tq, int Tk, bool causal, bool transposed) {
                 }
                 for (int j = 0; j < n; j++) sum += ref[j] = exp(ref[j] - mx);
                 const float *pi = p + (((size_t)b * H + h) * Tq + i) * Tk;
+                // by comparison, not fmax: GCC 12.2 for aarch64 crashes vectorizing that
                 for (int j = 0; j < Tk; j++) {
                     double want = j < n ? ref[j] / sum : 0.0;
-                    worst_p = fmax(worst_p, fabs(pi[j] - want));
+                    double d = fabs(pi[j] - want);
+                    if (d > worst_p) worst_p = d;
                 }
                 for (int c2 = 0; c2 < Dh; c2++) {
                     double want = 0;
