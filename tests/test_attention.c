@@ -168,7 +168,8 @@ static void check_core_reference(int Tq, int Tk, bool causal, bool transposed) {
                 }
                 for (int j = 0; j < n; j++) sum += ref[j] = exp(ref[j] - mx);
                 const float *pi = p + (((size_t)b * H + h) * Tq + i) * Tk;
-                // by comparison, not fmax: GCC 12.2 for aarch64 crashes vectorizing that
+                // the largest difference kept by comparing: GCC 12.2 for aarch64 crashes
+                // vectorizing the same loop written with fmax
                 for (int j = 0; j < Tk; j++) {
                     double want = j < n ? ref[j] / sum : 0.0;
                     double d = fabs(pi[j] - want);
