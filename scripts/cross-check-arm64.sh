@@ -26,11 +26,12 @@ fi
 for tool in aarch64-linux-gnu-gcc aarch64-linux-gnu-g++ qemu-aarch64; do
     command -v "$tool" >/dev/null || { echo "$tool is missing: run $0 --install" >&2; exit 1; }
 done
-pcdir=/usr/lib/aarch64-linux-gnu/pkgconfig
+libdir=/usr/lib/aarch64-linux-gnu
+pcdir=$libdir/pkgconfig
 for pc in openblas yaml-0.1 zlib; do
     [ -f "$pcdir/$pc.pc" ] || { echo "arm64 $pc is missing: run $0 --install" >&2; exit 1; }
 done
-[ -f /usr/lib/aarch64-linux-gnu/libstdc++.so.6 ] ||
+[ -f "$libdir/libstdc++.so.6" ] ||
     { echo "arm64 libstdc++6 is missing: run $0 --install" >&2; exit 1; }
 
 mkdir -p "$dir/spm"
