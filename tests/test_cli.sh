@@ -119,6 +119,34 @@ else
     cat train.json
     failed=$((failed + 1))
 fi
+# --products splits the same products by layout and shape: the tiny model issues 51 a step (12
+# projections and 4 FFN layers, each forward, input gradient and weight gradient, and the output
+# layer's logits, their input gradient and the embedding's gradient), 17 of them weight gradients
+# (TN), in 11 kinds whose work adds up to the 0.0135 GFLOP above and whose replayed times add up
+# to ms_products_alone.
+"$NMT" bench train -c tiny.yaml --len 10 --warmup 0 --steps 2 --products --json > kinds.json 2>&1
+alone=$(grep -o '"ms_products_alone":[0-9.]*' kinds.json | sed 's/.*://')
+if grep '"bench":"train_products"' kinds.json | awk -v alone="$alone" '
+       function v(key) {  # the value of "key": a number or a string, unquoted
+           match($0, "\"" key "\":\"?[A-Za-z0-9.]*")
+           s = substr($0, RSTART + length(key) + 3, RLENGTH - length(key) - 3)
+           sub(/^"/, "", s)
+           return s
+       }
+       function diff(a, b) { return a > b ? a - b : b - a }
+       { kinds++; n += v("per_step"); g += v("gflop_per_step"); ms += v("ms_alone")
+         if (v("op") == "TN") tn += v("per_step")
+         work = 2e-9 * v("m") * v("n") * v("k") * v("per_step")
+         if (diff(v("gflop_per_step"), work) > 1e-6) bad++ }
+       END { exit !(kinds == 11 && n == 51 && tn == 17 && !bad && diff(g, 0.0135) < 0.00005 &&
+                    diff(ms, alone) < 0.006) }'; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: bench train --products: not 51 products in 11 kinds (17 TN) adding up to 0.0135"
+    echo "GFLOP and to ms_products_alone:"
+    cat kinds.json
+    failed=$((failed + 1))
+fi
 # A benchmark opens no data: transformer-base.yaml's ${WMT14} paths may be unset, and without
 # model.vocab_size the model has data.vocab_size entries, as `nmt prepare` would build.
 small=(--set model.d_model=32 --set model.heads=4 --set model.ffn=64 --set model.enc_layers=1

@@ -6,7 +6,8 @@
  * step's matrix-product work (model/flops.h) as GFLOP/s and as a share of the FP32 FMA peak
  * measured on the same threads, the time in the products issued through the GEMM interface
  * against everything else, what the same products take alone afterwards (replayed on operands of
- * their own, each at its fastest of a few runs back to back), and the peak RSS of the process.
+ * their own, each at its fastest of a few runs back to back), and the peak RSS of the process;
+ * with --products, each kind of product apart (its layout and shape), in the step and alone.
  * Under `mpirun -np N` every rank runs the step on batches of its own and the gradients are
  * summed over the ranks as in training (trainer/grad_sync.h, overlapped with backward unless
  * train.dist_overlap is false): tokens/s are then the job's, and the time waiting for the sums is
@@ -32,11 +33,13 @@
 #include "timer.h"
 
 /* A product of the step as it was issued (shapes, layouts, whether its B was packed once),
- * recorded in one step and replayed alone afterwards. */
+ * listed in the first timed step, timed in every one, and replayed alone afterwards. */
 typedef struct Issued {
     bool ta, tb, packed;
     int M, N, K, lda, ldb, ldc;
     float alpha, beta;
+    double step_s;   // summed over the timed steps
+    double alone_s;  // the fastest of the replay's runs
 } Issued;
 
 /* The step's matrix products (every one but the attention core's, which runs its own kernel) go
@@ -48,27 +51,39 @@ static struct {
     const GemmImpl *inner;      // the backend of train.gemm
     const GemmImpl *packed_by;  // the backend that packs B for it (auto: its packed class's)
     double seconds, flop;       // summed over the products since the last reset
-    bool record;                // append each product to `issued`
-    Issued *issued;             // (n_issued) the recorded step's products, in order
+    bool listing, timing;       // append each product to `issued`; add its time to its entry
+    Issued *issued;             // (n_issued) the step's products, in order
     int n_issued, cap_issued;
+    int next;                   // the entry of the step's next product
 } timed;
 static const GemmImpl timed_gemm;
 
-static void record(Issued p) {
-    if (!timed.record) return;
-    if (timed.n_issued == timed.cap_issued) {
-        timed.cap_issued = timed.cap_issued ? 2 * timed.cap_issued : 256;
-        timed.issued = xrealloc(timed.issued, sizeof(Issued) * timed.cap_issued);
+/* Every step issues the same products in the same order: the first timed step lists them, each
+ * timed step adds each one's seconds to its entry. */
+static void record(Issued p, double seconds) {
+    if (timed.listing) {
+        if (timed.n_issued == timed.cap_issued) {
+            timed.cap_issued = timed.cap_issued ? 2 * timed.cap_issued : 256;
+            timed.issued = xrealloc(timed.issued, sizeof(Issued) * timed.cap_issued);
+        }
+        timed.issued[timed.n_issued++] = p;
     }
-    timed.issued[timed.n_issued++] = p;
+    if (!timed.timing) return;
+    CHECK(timed.next < timed.n_issued, "a step issued more products than the first timed step");
+    Issued *e = &timed.issued[timed.next++];
+    CHECK(e->ta == p.ta && e->tb == p.tb && e->packed == p.packed && e->M == p.M && e->N == p.N &&
+              e->K == p.K,
+          "a step issued other products than the first timed step");
+    e->step_s += seconds;
 }
 
 static void timed_sgemm(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
                         int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     double t0 = now_seconds();
     timed.inner->sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    timed.seconds += now_seconds() - t0, timed.flop += 2.0 * M * N * K;
-    record((Issued){ta, tb, false, M, N, K, lda, ldb, ldc, alpha, beta});
+    double t = now_seconds() - t0;
+    timed.seconds += t, timed.flop += 2.0 * M * N * K;
+    record((Issued){ta, tb, false, M, N, K, lda, ldb, ldc, alpha, beta, 0, 0}, t);
 }
 
 static void timed_sgemm_serial(bool ta, bool tb, int M, int N, int K, float alpha,
@@ -91,8 +106,9 @@ static void timed_sgemm_packed(const GemmPackedB *p, int M, float alpha, const f
     q.by = timed.packed_by;
     double t0 = now_seconds();
     sgemm_packed(&q, M, alpha, A, lda, beta, C, ldc);
-    timed.seconds += now_seconds() - t0, timed.flop += 2.0 * M * p->N * p->K;
-    record((Issued){false, p->tb, true, M, p->N, p->K, lda, p->ldb, ldc, alpha, beta});
+    double t = now_seconds() - t0;
+    timed.seconds += t, timed.flop += 2.0 * M * p->N * p->K;
+    record((Issued){false, p->tb, true, M, p->N, p->K, lda, p->ldb, ldc, alpha, beta, 0, 0}, t);
 }
 
 /* Floats a matrix of `rows` x `cols` (or the transpose when t) with leading dimension ld spans. */
@@ -102,8 +118,9 @@ static size_t span(bool t, int rows, int cols, int ld) {
 
 enum { ALONE_RUNS = 3 };  // runs of each product back to back; the fastest counts
 
-/* Seconds the recorded products take alone: each run ALONE_RUNS times in a row on operands of
- * its own (so the later runs find them in cache, as far as they fit), the fastest run counted.
+/* Seconds the listed products take alone: each run ALONE_RUNS times in a row on operands of
+ * its own (so the later runs find them in cache, as far as they fit), the fastest run counted
+ * (and kept in its entry).
  * What the step's products would take if nothing else in the step evicted their operands: the
  * most the products can gain from the rest of the step. */
 static double issued_alone_seconds(double *flop) {
@@ -122,7 +139,7 @@ static double issued_alone_seconds(double *flop) {
     double total = 0;
     *flop = 0;
     for (int i = 0; i < timed.n_issued; i++) {
-        const Issued *p = &timed.issued[i];
+        Issued *p = &timed.issued[i];
         *flop += 2.0 * p->M * p->N * p->K;
         if (p->packed) gemm_pack_b(&packed, timed.inner, p->tb, p->K, p->N, B, p->ldb);
         double best = 0;
@@ -136,6 +153,7 @@ static double issued_alone_seconds(double *flop) {
             double t = now_seconds() - t0;
             best = r == 0 || t < best ? t : best;
         }
+        p->alone_s = best;
         total += best;
     }
     gemm_packed_b_free(&packed);
@@ -146,24 +164,90 @@ static double issued_alone_seconds(double *flop) {
 static const GemmImpl timed_gemm = {"timed", "", timed_sgemm, timed_sgemm_serial, timed_pack_b,
                                     timed_sgemm_packed};
 
+/* The step's products of one layout and shape: how many a step issues, and their seconds a step
+ * (the mean over the timed steps) and alone (the replay's). */
+typedef struct ProductKind {
+    const Issued *shape;
+    int per_step;
+    double step_s, alone_s;
+} ProductKind;
+
+static bool same_kind(const Issued *a, const Issued *b) {
+    return a->ta == b->ta && a->tb == b->tb && a->packed == b->packed && a->M == b->M &&
+           a->N == b->N && a->K == b->K;
+}
+
+static int by_step_time(const void *a, const void *b) {
+    double x = ((const ProductKind *)a)->step_s, y = ((const ProductKind *)b)->step_s;
+    return (x < y) - (x > y);
+}
+
+/* The listed products grouped into kinds, the most time a step first; returns their count. */
+static int product_kinds(ProductKind *kinds, int steps) {
+    int n = 0;
+    for (int i = 0; i < timed.n_issued; i++) {
+        const Issued *p = &timed.issued[i];
+        int k = 0;
+        while (k < n && !same_kind(kinds[k].shape, p)) k++;
+        if (k == n) kinds[n++] = (ProductKind){p, 0, 0, 0};
+        kinds[k].per_step++, kinds[k].step_s += p->step_s / steps, kinds[k].alone_s += p->alone_s;
+    }
+    qsort(kinds, n, sizeof *kinds, by_step_time);
+    return n;
+}
+
+/* --products: each kind's time and rate in the step and alone, against the FMA peak. */
+static void print_product_kinds(int steps, double peak_gflops, bool json) {
+    ProductKind *kinds = xmalloc(sizeof(ProductKind) * (timed.n_issued + 1));  // (n_issued)
+    const int n = product_kinds(kinds, steps);
+    if (!json)
+        printf("  the products by layout and shape, the most time first (in the step: the mean of "
+               "%d steps; alone: each the fastest of %d runs):\n"
+               "    op  B packed once      m      n      k  per step   ms/step  GFLOP/s  %%peak"
+               "   ms alone  GFLOP/s  %%peak\n",
+               steps, ALONE_RUNS);
+    for (int k = 0; k < n; k++) {
+        const Issued *p = kinds[k].shape;
+        const double gflop = 2e-9 * p->M * p->N * p->K * kinds[k].per_step;
+        const double step_gflops = gflop / kinds[k].step_s, alone_gflops = gflop / kinds[k].alone_s;
+        const char op[3] = {p->ta ? 'T' : 'N', p->tb ? 'T' : 'N', 0};
+        if (json)
+            printf("{\"bench\":\"train_products\",\"op\":\"%s\",\"b_packed_once\":%s,\"m\":%d,"
+                   "\"n\":%d,\"k\":%d,\"per_step\":%d,\"gflop_per_step\":%.6f,"
+                   "\"ms_per_step\":%.4f,\"gflops\":%.2f,\"ms_alone\":%.4f,"
+                   "\"gflops_alone\":%.2f}\n",
+                   op, p->packed ? "true" : "false", p->M, p->N, p->K, kinds[k].per_step, gflop,
+                   kinds[k].step_s * 1e3, step_gflops, kinds[k].alone_s * 1e3, alone_gflops);
+        else
+            printf("    %s  %-13s %6d %6d %6d %9d %9.2f %8.1f %5.1f%% %10.2f %8.1f %5.1f%%\n", op,
+                   p->packed ? "yes" : "no", p->M, p->N, p->K, kinds[k].per_step,
+                   kinds[k].step_s * 1e3, step_gflops, 100.0 * step_gflops / peak_gflops,
+                   kinds[k].alone_s * 1e3, alone_gflops, 100.0 * alone_gflops / peak_gflops);
+    }
+    free(kinds);
+}
+
 static void usage(FILE *out) {
     fprintf(out,
             "usage: nmt bench train -c CONFIG [-c MORE] [--set key=value] [--len 25]\n"
-            "                       [--warmup 3] [--steps 10] [--json]\n\n"
+            "                       [--warmup 3] [--steps 10] [--products] [--json]\n\n"
             "Times training steps (forward, backward, AdamW) on synthetic batches of the\n"
             "config's train.batch_tokens with sentences of --len tokens on both sides, and\n"
             "the step's matrix-product work as GFLOP/s and %% of the measured FP32 FMA peak,\n"
             "the time in the matrix products against everything else, and what the same\n"
-            "products take alone, each run a few times in a row (the fastest run counts).\n");
+            "products take alone, each run a few times in a row (the fastest run counts).\n"
+            "  --products  also each kind of product (layout and shape) apart: per step,\n"
+            "              ms and GFLOP/s in the step and alone, and shares of the peak\n");
 }
 
 int bench_train(int argc, char **argv) {
     const char *cmd = "bench train";
     int len = 25, warmup = 3, steps = 10;
-    bool json = false;
+    bool json = false, products = false;
     const ArgsOption opts[] = {ARGS_OPT_INT(NULL, "--len", &len, 2, 4096),
                                ARGS_OPT_INT(NULL, "--warmup", &warmup, 0, 1000),
                                ARGS_OPT_INT(NULL, "--steps", &steps, 1, 1000),
+                               ARGS_OPT_FLAG(NULL, "--products", &products),
                                ARGS_OPT_FLAG(NULL, "--json", &json)};
     Config cfg;
     Model m;
@@ -197,7 +281,7 @@ int bench_train(int argc, char **argv) {
         ModelBatch batch = {B, len, len, t, t + B * len, t + 2 * B * len, lens, lens};
         if (it == warmup) memset(m.seconds, 0, sizeof m.seconds);
         timed.seconds = timed.flop = 0;
-        timed.record = it == warmup + steps - 1;
+        timed.listing = it == warmup, timed.timing = it >= warmup, timed.next = 0;
         double t0 = now_seconds();
         params_zero_grad(&m.params);
         LossStats st = {0};
@@ -229,7 +313,7 @@ int bench_train(int argc, char **argv) {
     const double products_gflops = products_flop / 1e9 / products_med;
     long ntok = (long)B * len * nranks;
     double params_m = params_count(&m.params) / 1e6, rss = rss_peak_mb();
-    timed.record = false;
+    timed.listing = timed.timing = false;
     double alone_flop;
     const double alone_ms = issued_alone_seconds(&alone_flop) * 1e3;  // after the peak RSS is read
     const ModelMemory mem = model_memory(&m);
@@ -306,6 +390,7 @@ int bench_train(int argc, char **argv) {
                "%.1f GFLOP/s = %.1f%% of the peak\n",
                ALONE_RUNS, alone_ms, alone_gflops, 100.0 * alone_gflops / peak.gflops);
     }
+    if (rank == 0 && products) print_product_kinds(steps, peak.gflops, json);
     free(tok), free(lens), free(step_s), free(wait_s), free(products_s), free(rest_s);
     free(timed.issued);
     dist_finalize();
