@@ -58,6 +58,12 @@ static struct {
 } timed;
 static const GemmImpl timed_gemm;
 
+/* Whether two products have the same layout and shape. */
+static bool same_kind(const Issued *a, const Issued *b) {
+    return a->ta == b->ta && a->tb == b->tb && a->packed == b->packed && a->M == b->M &&
+           a->N == b->N && a->K == b->K;
+}
+
 /* Every step issues the same products in the same order: the first timed step lists them, each
  * timed step adds each one's seconds to its entry. */
 static void record(Issued p, double seconds) {
@@ -71,9 +77,7 @@ static void record(Issued p, double seconds) {
     if (!timed.timing) return;
     CHECK(timed.next < timed.n_issued, "a step issued more products than the first timed step");
     Issued *e = &timed.issued[timed.next++];
-    CHECK(e->ta == p.ta && e->tb == p.tb && e->packed == p.packed && e->M == p.M && e->N == p.N &&
-              e->K == p.K,
-          "a step issued other products than the first timed step");
+    CHECK(same_kind(e, &p), "a step issued other products than the first timed step");
     e->step_s += seconds;
 }
 
@@ -171,11 +175,6 @@ typedef struct ProductKind {
     int per_step;
     double step_s, alone_s;
 } ProductKind;
-
-static bool same_kind(const Issued *a, const Issued *b) {
-    return a->ta == b->ta && a->tb == b->tb && a->packed == b->packed && a->M == b->M &&
-           a->N == b->N && a->K == b->K;
-}
 
 static int by_step_time(const void *a, const void *b) {
     double x = ((const ProductKind *)a)->step_s, y = ((const ProductKind *)b)->step_s;
