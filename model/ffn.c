@@ -5,8 +5,7 @@
 
 void ffn_forward(const Ctx *c, const FfnParams *p, float *h, float *y, const float *x, int N, int D,
                  int F, float dropout, int site) {
-    linear_forward(c, h, x, p->w_1, p->b_1, N, D, F);  // the pre-activation, then in place:
-    relu_dropout_forward(h, h, (long)N * F, dropout_make(c, dropout, site));
+    linear_relu_dropout_forward(c, h, x, p->w_1, p->b_1, N, D, F, dropout_make(c, dropout, site));
     linear_forward(c, y, h, p->w_2, p->b_2, N, F, D);
 }
 

@@ -38,7 +38,7 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
     for (int r0 = 0; r0 < N; r0 += C) {
         int n = N - r0 < C ? N - r0 : C;
         const float *hc = h + (size_t)r0 * D;
-        sgemm_packed(emb_t, n, 1.0f, hc, D, 0.0f, z, V);
+        sgemm_packed(emb_t, n, 1.0f, hc, D, 0.0f, z, V, NULL);
 #pragma omp parallel for schedule(static) if ((long)n * V >= OMP_MIN_WORK)
         for (int i = 0; i < n; i++) {
             float *zi = z + (size_t)i * V;
@@ -68,7 +68,7 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
             st->ntok += tgt[r0 + i] != pad;
         }
         if (dh) {
-            sgemm_packed(emb_n, n, 1.0f, z, V, 0.0f, dh + (size_t)r0 * D, D);
+            sgemm_packed(emb_n, n, 1.0f, z, V, 0.0f, dh + (size_t)r0 * D, D, NULL);
             c->gemm->sgemm(true, false, V, D, n, 1.0f, z, V, hc, D, 1.0f, demb, D);
         }
     }

@@ -27,20 +27,69 @@ static const GemmPackedB *packed_weight(const Ctx *c, const float *w, int in, in
     return NULL;
 }
 
-void linear_forward(const Ctx *c, float *y, const float *x, const float *w, const float *b, int N,
-                    int in, int out) {
-    const GemmPackedB *packed = packed_weight(c, w, in, out);
-    if (packed)
-        sgemm_packed(packed, N, 1.0f, x, in, 0.0f, y, out);
-    else
-        c->gemm->sgemm(false, true, N, out, in, 1.0f, x, in, w, in, 0.0f, y, out);
-    if (b) {
-#pragma omp parallel for schedule(static) if ((long)N * out >= OMP_MIN_WORK)
-        for (int i = 0; i < N; i++) {
-            float *yi = y + (long)i * out;
-            for (int j = 0; j < out; j++) yi[j] += b[j];
+/* What a linear layer adds to the product x W^T, fused into it (GemmEpilogue): the bias b (out),
+ * then with `relu` the ReLU and dropout d of element i * out + j (each as the layer alone would
+ * compute it, so the result does not depend on how the product is tiled). */
+typedef struct LinearEpilogue {
+    const float *b;
+    int out;
+    bool relu;
+    Dropout d;
+} LinearEpilogue;
+
+static void linear_epilogue_tile(const GemmEpilogue *e, float *c, long ldc, int i, int j, int m,
+                                 int n) {
+    const LinearEpilogue *l = e->arg;
+    const float *b = l->b + j;
+    for (int r = 0; r < m; r++) {
+        float *cr = c + r * ldc;  // (n) of row i + r, from column j
+        if (!l->relu) {
+#pragma omp simd
+            for (int t = 0; t < n; t++) cr[t] += b[t];
+            continue;
+        }
+        if (!l->d.key) {
+#pragma omp simd
+            for (int t = 0; t < n; t++) {
+                float v = cr[t] + b[t];
+                cr[t] = v > 0.0f ? v : 0.0f;
+            }
+            continue;
+        }
+        const uint64_t first = (uint64_t)(i + r) * l->out + j;  // the element index of cr[0]
+        for (int t0 = 0; t0 < n; t0 += DROPOUT_CHUNK) {
+            float f[DROPOUT_CHUNK];
+            const int len = dropout_chunk_len(t0, n);
+            dropout_factors(f, first + t0, len, &l->d);
+            for (int t = t0; t < t0 + len; t++) {
+                float v = cr[t] + b[t];
+                cr[t] = (v > 0.0f ? v : 0.0f) * f[t - t0];
+            }
         }
     }
+}
+
+/* y (N, out) = x (N, in) w^T, then l's epilogue (NULL: none), by w's packed copy if c has one. */
+static void linear_product(const Ctx *c, float *y, const float *x, const float *w, int N, int in,
+                           int out, const LinearEpilogue *l) {
+    const GemmEpilogue ep = {linear_epilogue_tile, l}, *e = l ? &ep : NULL;
+    const GemmPackedB *packed = packed_weight(c, w, in, out);
+    if (packed)
+        sgemm_packed(packed, N, 1.0f, x, in, 0.0f, y, out, e);
+    else
+        sgemm_ep(c->gemm, false, true, N, out, in, 1.0f, x, in, w, in, 0.0f, y, out, e);
+}
+
+void linear_forward(const Ctx *c, float *y, const float *x, const float *w, const float *b, int N,
+                    int in, int out) {
+    const LinearEpilogue l = {b, out, false, {0, 0, 1.0f}};
+    linear_product(c, y, x, w, N, in, out, b ? &l : NULL);
+}
+
+void linear_relu_dropout_forward(const Ctx *c, float *h, const float *x, const float *w,
+                                 const float *b, int N, int in, int out, Dropout d) {
+    const LinearEpilogue l = {b, out, true, d};
+    linear_product(c, h, x, w, N, in, out, &l);
 }
 
 void linear_backward(const Ctx *c, float *dx, float beta_dx, float *dw, float *db,
@@ -199,20 +248,6 @@ void residual_layernorm_forward(float *y, float *sum, float *mean, float *rstd, 
         const long row = (long)i * D;
         residual_span(sum + row, x + row, f + row, row, D, &d);
         layernorm_row_forward(y + row, mean + i, rstd + i, sum + row, g, b, D);
-    }
-}
-
-void relu_dropout_forward(float *h, const float *x, long n, Dropout d) {
-    if (!d.key) {
-#pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
-        for (long e = 0; e < n; e++) h[e] = x[e] > 0.0f ? x[e] : 0.0f;
-        return;
-    }
-#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK) {
-        float factor[DROPOUT_CHUNK];
-        int m = chunk_factors(factor, c0, n, &d);
-        for (int e = 0; e < m; e++) h[c0 + e] = (x[c0 + e] > 0.0f ? x[c0 + e] : 0.0f) * factor[e];
     }
 }
 

@@ -82,9 +82,13 @@ static inline void dropout_mul(float *out, const float *x, int n, uint64_t first
     }
 }
 
-/* y(N,out) = x(N,in) W^T + b */
+/* y(N,out) = x(N,in) W^T + b (b may be NULL), the bias added in the product's epilogue */
 void linear_forward(const Ctx *c, float *y, const float *x, const float *w, const float *b, int N,
                     int in, int out);
+/* h(N,out) = dropout(relu(x W^T + b)), bias, ReLU and dropout in the product's epilogue; d's mask
+ * by element index i * out + j (relu_dropout_backward reads it off h) */
+void linear_relu_dropout_forward(const Ctx *c, float *h, const float *x, const float *w,
+                                 const float *b, int N, int in, int out, Dropout d);
 /* dx(N,in) = beta_dx * dx + dy W ; dw(out,in) += dy^T x ; db(out) += column sums of dy
  * (dx, db may be NULL) */
 void linear_backward(const Ctx *c, float *dx, float beta_dx, float *dw, float *db,
@@ -126,8 +130,6 @@ void residual_layernorm_forward(float *y, float *sum, float *mean, float *rstd, 
                                 const float *f, const float *g, const float *b, int N, int D,
                                 Dropout d);
 
-/* h = dropout(relu(x)), h may be x. */
-void relu_dropout_forward(float *h, const float *x, long n, Dropout d);
 /* In place: d(hidden) into d(pre-activation) from the saved output h = dropout(relu(x)): where
  * h > 0 the unit was positive and kept, dh *= d.scale; elsewhere 0. */
 void relu_dropout_backward(float *dh, const float *h, long n, Dropout d);

@@ -34,7 +34,7 @@ static void counting_sgemm_serial(bool ta, bool tb, int M, int N, int K, float a
 }
 
 static const GemmImpl counting = {"counting", "ref, counting FLOPs", counting_sgemm,
-                                  counting_sgemm_serial, NULL, NULL};
+                                  counting_sgemm_serial, NULL, NULL, NULL};
 
 typedef struct Case {
     AttentionMode attention;

@@ -4,7 +4,8 @@
  * {1, 0.5}, beta in {0, 1, 0.3}, a NaN-filled C with beta = 0, and sgemm_serial called inside an
  * OpenMP parallel region. Blocked results must be bit-identical across thread counts and paths,
  * B packed once (gemm_pack_b, sgemm_packed) included; the other backends' sgemm_packed must be
- * their sgemm.
+ * their sgemm. An epilogue (sgemm_ep, sgemm_packed) must see every element of C once, with its
+ * coordinates, after its last K block, on every path of every backend and at any thread count.
  * The tolerance is the fp32 rounding bound of a K-term dot product: c*K*eps*(|alpha| sum|a||b| +
  * |beta c|), from a second ref product on absolute values. */
 #include <float.h>
@@ -159,7 +160,7 @@ static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, boo
         EXPECT(packed.by == g, "%s: B packed by %s", g->detail, packed.by->detail);
         for (int t = 0; t < 3; t += 2) {
             omp_set_num_threads(team[t]);
-            sgemm_packed(&packed, M, 0.5f, A, lda, 0.3f, C[t == 0 ? 5 : 6], N);
+            sgemm_packed(&packed, M, 0.5f, A, lda, 0.3f, C[t == 0 ? 5 : 6], N, NULL);
         }
         omp_set_num_threads(threads);
         gemm_packed_b_free(&packed);
@@ -177,9 +178,81 @@ static void check_bit_identical(const GemmImpl *g, Size s, bool ta, bool tb, boo
     for (int v = 0; v < VARIANTS; v++) free(C[v]);
 }
 
+/* The test epilogue: c = 2 c + i + j / 1024 (exact in float for these sizes), each element's
+ * visits counted. */
+typedef struct EpilogueCheck {
+    int *visits;  // (M, N)
+    int N;
+} EpilogueCheck;
+
+static void count_and_mark(const GemmEpilogue *e, float *c, long ldc, int i, int j, int m, int n) {
+    const EpilogueCheck *k = e->arg;
+    for (int r = 0; r < m; r++)
+        for (int t = 0; t < n; t++) {
+            __atomic_fetch_add(&k->visits[(long)(i + r) * k->N + j + t], 1, __ATOMIC_RELAXED);
+            c[r * ldc + t] = 2.0f * c[r * ldc + t] + (float)(i + r) + (float)(j + t) / 1024.0f;
+        }
+}
+
+/* sgemm_ep at 1, 2 and 5 threads, and sgemm_packed with the epilogue (A not transposed) at 1 and
+ * 5, against sgemm at the same thread count followed by the epilogue's formula: the same bits,
+ * every element visited once, the padding between C's rows untouched. */
+static void check_epilogue(const GemmImpl *g, Size s, bool ta, bool tb, Rng *r) {
+    const int M = s.M, N = s.N, K = s.K, lda = ta ? M : K, ldb = tb ? K : N, ldc = N + 1;
+    const long nc = (long)M * ldc;
+    float *A = malloc(sizeof(float) * ((long)M * K + 1)), *B = malloc(sizeof(float) * ((long)K * N + 1));
+    float *C0 = malloc(sizeof(float) * (nc + 1)), *want = malloc(sizeof(float) * (nc + 1));
+    float *C = malloc(sizeof(float) * (nc + 1));
+    int *visits = malloc(sizeof(int) * ((long)M * N + 1));
+    fill_uniform(A, (long)M * K, 1.0f, r), fill_uniform(B, (long)K * N, 1.0f, r);
+    fill_uniform(C0, nc, 1.0f, r);
+    const EpilogueCheck k = {visits, N};
+    const GemmEpilogue ep = {count_and_mark, &k};
+    const int threads = omp_get_max_threads(), team[5] = {1, 2, 5, 1, 5};
+    for (int v = 0; v < (ta ? 3 : 5); v++) {
+        omp_set_num_threads(team[v]);
+        memcpy(want, C0, sizeof(float) * nc);
+        g->sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, want, ldc);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                float *w = &want[(long)i * ldc + j];
+                *w = 2.0f * *w + (float)i + (float)j / 1024.0f;
+            }
+        memcpy(C, C0, sizeof(float) * nc);
+        memset(visits, 0, sizeof(int) * M * N);
+        if (v < 3) {
+            sgemm_ep(g, ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, C, ldc, &ep);
+        } else {  // B packed once
+            GemmPackedB packed = {0};
+            gemm_pack_b(&packed, g, tb, K, N, B, ldb);
+            sgemm_packed(&packed, M, 0.5f, A, lda, 0.3f, C, ldc, &ep);
+            gemm_packed_b_free(&packed);
+        }
+        omp_set_num_threads(threads);
+        long wrong = 0, not_once = 0;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < ldc; j++) {
+                long at = (long)i * ldc + j;
+                if (j < N && visits[(long)i * N + j] != 1) not_once++;
+                if (memcmp(&C[at], j < N ? &want[at] : &C0[at], sizeof(float))) wrong++;
+            }
+        EXPECT(wrong == 0 && not_once == 0,
+               "%s %s%s M=%d N=%d K=%d, epilogue %s: %ld elements differ, %ld not visited once",
+               g->detail, ta ? "T" : "N", tb ? "T" : "N", M, N, K,
+               v < 3 ? (v == 0 ? "at 1 thread" : v == 1 ? "at 2 threads" : "at 5 threads")
+                     : (v == 3 ? "with B packed" : "with B packed, 5 threads"),
+               wrong, not_once);
+    }
+    free(A), free(B), free(C0), free(want), free(C), free(visits);
+}
+
 int main(void) {
     Rng r = rng_init(1234, 0);
     const char *variants[] = {"blocked-avx512", "blocked-avx2", "blocked-portable", "openblas"};
+    // the ref backend's epilogue is the fallback pass of every backend that cannot fuse one
+    const Size fallback[] = {{7, 9, 5}, {300, 40, 17}};
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < 2; i++) check_epilogue(gemm_lookup("ref"), fallback[i], t & 1, t & 2, &r);
 #if CPU_X86
     const Ukernel *kernels[] = {&ukernel_avx512, &ukernel_avx2, &ukernel_portable};
 #else
@@ -218,6 +291,11 @@ int main(void) {
             for (int t = 0; t < 4; t++) check_bit_identical(g, sizes[si], t & 1, t & 2, v == 3, &r);
         for (int t = 0; t < 4; t++)  // against the serial path, which the sizes above check
             check_bit_identical(g, long_k, t & 1, t & 2, v == 3, &r);
+        // every path of the blocked driver; OpenBLAS takes the fallback pass whatever the size
+        for (int si = 0; si < (v == 3 ? 2 : ns); si++)
+            for (int t = 0; t < 4; t++) check_epilogue(g, sizes[si], t & 1, t & 2, &r);
+        if (v == 0)
+            for (int t = 0; t < 4; t++) check_epilogue(g, long_k, t & 1, t & 2, &r);
         // sgemm_serial inside a parallel region: independent products, one per iteration.
         int fails = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : fails)

@@ -44,7 +44,7 @@ static void record(const char *backend, bool serial, bool ta, bool tb, int M, in
         (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;     \
         record(#tag, true, ta, tb, M, N, K);                                                      \
     }                                                                                              \
-    static const GemmImpl tag = {#tag, "fake", tag##_threaded, tag##_serial, NULL, NULL};
+    static const GemmImpl tag = {#tag, "fake", tag##_threaded, tag##_serial, NULL, NULL, NULL};
 
 FAKE(fake_large)
 FAKE(fake_wgrad)
@@ -122,7 +122,7 @@ static void test_dispatch(void) {
         GemmPackedB packed = {0};
         gemm_pack_b(&packed, autog, c->tb, c->K, c->N, &x, 1);
         last.backend = NULL;
-        sgemm_packed(&packed, c->M, 1.0f, &x, 1, 0.0f, &x, 1);
+        sgemm_packed(&packed, c->M, 1.0f, &x, 1, 0.0f, &x, 1, NULL);
         EXPECT(packed.by == &fake_packed && last.backend && !strcmp(last.backend, "fake_packed") &&
                    !last.serial && last.tb == c->tb && last.M == c->M && last.N == c->N &&
                    last.K == c->K,

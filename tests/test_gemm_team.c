@@ -28,7 +28,7 @@ static void check(const GemmImpl *g, Shape s, Rng *r) {
     if (s.packed) {
         GemmPackedB p = {0};
         gemm_pack_b(&p, g, false, s.K, s.N, B, s.N);
-        sgemm_packed(&p, s.M, 0.5f, A, lda, 0.3f, C, s.N);
+        sgemm_packed(&p, s.M, 0.5f, A, lda, 0.3f, C, s.N, NULL);
         gemm_packed_b_free(&p);
     } else {
         g->sgemm(s.ta, false, s.M, s.N, s.K, 0.5f, A, lda, B, s.N, 0.3f, C, s.N);

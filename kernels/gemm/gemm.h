@@ -23,6 +23,17 @@
 typedef void (*SgemmFn)(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
                         int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
+/* Elementwise work fused into a product (a bias, an activation): `apply` gets the final values of
+ * C a tile at a time, while they are in cache, and may change them; the m x n tile at c (rows ldc
+ * apart) is rows [i, i + m) and columns [j, j + n) of C. Every element is passed exactly once, in
+ * tiles whose placement depends on the backend and the threads, so the result of an element may
+ * depend on its coordinates and value only. `arg` is the caller's. */
+typedef struct GemmEpilogue GemmEpilogue;
+struct GemmEpilogue {
+    void (*apply)(const GemmEpilogue *e, float *c, long ldc, int i, int j, int m, int n);
+    const void *arg;
+};
+
 struct GemmPackedB;
 
 typedef struct GemmImpl {
@@ -30,11 +41,24 @@ typedef struct GemmImpl {
     const char *detail;   // e.g. the micro-kernel the blocked backend picked
     SgemmFn sgemm;
     SgemmFn sgemm_serial;
+    /* sgemm with an epilogue fused (see sgemm_ep); NULL: the backend cannot fuse one. */
+    void (*sgemm_ep)(bool ta, bool tb, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float beta, float *C, int ldc,
+                     const GemmEpilogue *ep);
     /* Packing B once for many products (gemm_pack_b); NULL: the backend reads B itself. */
     void (*pack_b)(struct GemmPackedB *p);
     void (*sgemm_packed)(const struct GemmPackedB *p, int M, float alpha, const float *A,
-                         int lda, float beta, float *C, int ldc);
+                         int lda, float beta, float *C, int ldc, const GemmEpilogue *ep);
 } GemmImpl;
+
+/* g's sgemm, then ep (NULL: none) applied to all of C: fused into the product by a backend that
+ * can (blocked), else in a pass over C after it. */
+void sgemm_ep(const GemmImpl *g, bool ta, bool tb, int M, int N, int K, float alpha,
+              const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
+              const GemmEpilogue *ep);
+/* ep applied to all of C (M, N), rows ldc apart, by row (the fallback of sgemm_ep): may use every
+ * OpenMP thread. */
+void gemm_epilogue_apply(const GemmEpilogue *ep, float *C, int M, int N, int ldc);
 
 /* An operand op(B) (K, N) prepared once for many products C = alpha A op(B) + beta C that share
  * it, such as the decoder's weights, used step after step: the blocked backends pack it in their
@@ -54,10 +78,10 @@ typedef struct GemmPackedB {
  * p's memory from an earlier call. Zero-initialise p before its first use. */
 void gemm_pack_b(GemmPackedB *p, const GemmImpl *g, bool tb, int K, int N, const float *B,
                  int ldb);
-/* C (M, N) = alpha A op(B) + beta C with op(B) from p and A (M, K), lda apart: like sgemm, may
- * use every OpenMP thread. */
+/* C (M, N) = alpha A op(B) + beta C with op(B) from p and A (M, K), lda apart, then ep (NULL:
+ * none) as sgemm_ep applies it: like sgemm, may use every OpenMP thread. */
 void sgemm_packed(const GemmPackedB *p, int M, float alpha, const float *A, int lda, float beta,
-                  float *C, int ldc);
+                  float *C, int ldc, const GemmEpilogue *ep);
 void gemm_packed_b_free(GemmPackedB *p);
 /* The most memory gemm_pack_b allocates for a (K, N) operand, whatever the backend. */
 size_t gemm_packed_b_bytes(int K, int N);

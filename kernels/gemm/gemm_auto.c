@@ -60,13 +60,20 @@ static void auto_sgemm_serial(bool ta, bool tb, int M, int N, int K, float alpha
                                                               ldb, beta, C, ldc);
 }
 
+static void auto_sgemm_ep(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
+                          int lda, const float *B, int ldb, float beta, float *C, int ldc,
+                          const GemmEpilogue *ep) {
+    sgemm_ep(choice.backend[gemm_class(ta, tb, M, N, K)], ta, tb, M, N, K, alpha, A, lda, B, ldb,
+             beta, C, ldc, ep);
+}
+
 /* B packed once goes to the packed class's backend, which computes its products. */
 static void auto_pack_b(GemmPackedB *p) {
     gemm_pack_b(p, choice.backend[GEMM_CLASS_PACKED], p->tb, p->K, p->N, p->B, p->ldb);
 }
 
-static const GemmImpl gemm_auto = {"auto", auto_detail, auto_sgemm, auto_sgemm_serial, auto_pack_b,
-                                   NULL};
+static const GemmImpl gemm_auto = {"auto",        auto_detail,    auto_sgemm, auto_sgemm_serial,
+                                   auto_sgemm_ep, auto_pack_b, NULL};
 
 /* The ISA of the micro-kernel the blocked backend runs here. */
 static const char *blocked_isa(void) {
@@ -267,7 +274,7 @@ static double time_call(const GemmImpl *g, GemmClass k, const TuneShape *t,
     int lda = t->ta ? t->M : t->K, ldb = t->tb ? t->K : t->N;
     double t0 = now_seconds();
     if (k == GEMM_CLASS_PACKED) {
-        sgemm_packed(pk, t->M, 1.0f, o->A, lda, 0.0f, o->C, t->N);
+        sgemm_packed(pk, t->M, 1.0f, o->A, lda, 0.0f, o->C, t->N, NULL);
     } else if (k != GEMM_CLASS_ATTENTION) {
         g->sgemm(t->ta, t->tb, t->M, t->N, t->K, 1.0f, o->A, lda, o->B, ldb, 0.0f, o->C, t->N);
     } else {

@@ -29,6 +29,9 @@
  * transpose it: the micro-kernel reads the operands through their strides.
  * A B operand packed once (gemm_pack_b) holds every K block's micro-panels over all of N, in the
  * layout of the B blocks: products with it read their blocks there and skip packing B.
+ * An epilogue (sgemm_ep) takes C a row tile of a column block at a time as the micro-kernel
+ * finishes it (its last K block), while it is in L1; a product summed in K halves, the rows of C
+ * their sum finishes.
  * Packing buffers are allocated once per thread and reused: fresh memory is slow to touch. */
 #include <omp.h>
 #include <pthread.h>
@@ -130,6 +133,10 @@ typedef struct Product {
     float *C;        // (M, N)
     long ldc;
     int kb0, kb1;    // the K blocks summed: [kb0, kb1) of k_blocks
+    // applied to C's tiles as their last K block leaves them (NULL: none); C is rows [ep_i, ..)
+    // and columns [ep_j, ..) of the caller's C, whose coordinates the epilogue gets
+    const GemmEpilogue *ep;
+    int ep_i, ep_j;
 } Product;
 
 static const float *a_at(const Product *g, int i, int p) {
@@ -137,6 +144,13 @@ static const float *a_at(const Product *g, int i, int p) {
 }
 static const float *b_at(const Product *g, int p, int j) {
     return g->tb ? g->B + (size_t)j * g->ldb + p : g->B + (size_t)p * g->ldb + j;
+}
+
+/* The epilogue, if any, on the m x n tile of C at row i, column j (of g's C). */
+static void epilogue_tile(const Product *g, int i, int j, int m, int n) {
+    if (g->ep && m > 0 && n > 0)
+        g->ep->apply(g->ep, g->C + (size_t)i * g->ldc + j, g->ldc, g->ep_i + i, g->ep_j + j, m,
+                     n);
 }
 
 static const float *packed_b_block(const Product *g, int pc, int kc, int j) {
@@ -194,9 +208,13 @@ static inline __attribute__((always_inline)) void prefetch_c_tile(const float *c
  * With `pack`, the next A micro-panel is packed piece by piece (a range of k blocks) after each
  * kernel call, which prefetches that piece's source lines. With `keep`, ap is the A panel from row
  * r0 on, kept for later column blocks, else two micro-panel slots used in turn; without `pack`
- * ap already holds the panel, and the kernel calls prefetch its next micro-panel. */
+ * ap already holds the panel, and the kernel calls prefetch its next micro-panel. With `last` (the
+ * product's last K block), each row tile's MR x nc of C then goes through the epilogue, mostly
+ * from L1: the whole row at once rather than each micro-tile as the kernel leaves it, whose masked
+ * stores the epilogue's loads would wait for. */
 static void multiply_block(const Product *g, float *ap, bool keep, bool pack, int r0, int r1,
-                           int pc, int kc, float beta, const float *bp, int jc, int nc) {
+                           int pc, int kc, float beta, const float *bp, int jc, int nc,
+                           bool last) {
     const Ukernel *uk = g->uk;
     const int MR = uk->MR, NR = uk->NR, KB = uk->KB, kp = round_up_i(kc, KB);
     const int calls = div_up(nc, NR), blocks = kp / KB;
@@ -219,6 +237,7 @@ static void multiply_block(const Product *g, float *ap, bool keep, bool pack, in
                        min_i(NR, nc - jr), g->alpha, beta, &pf);
             if (pack && next_m > 0) pack_a_piece(g, next, ir + MR, next_m, pc, p0, p1);
         }
+        if (last) epilogue_tile(g, ir, jc, m, nc);
         a = next;
     }
 }
@@ -306,7 +325,8 @@ static void packed_product(const Product *g, const Work *w) {
                     int *done = &w->chunk_done[c * nj + j];
                     wait_for(done, gen);  // the previous K block's update of these rows
                     if (keep && j > 0) wait_for(&w->chunk_gen[c], gen + 1);
-                    multiply_block(g, a, keep, j == 0, r0, r1, pc, kc, beta, bp, jc, nc);
+                    multiply_block(g, a, keep, j == 0, r0, r1, pc, kc, beta, bp, jc, nc,
+                                   kb == g->kb1 - 1);
                     if (keep && j == 0)
                         __atomic_store_n(&w->chunk_gen[c], gen + 1, __ATOMIC_RELEASE);
                     __atomic_store_n(done, gen + 1, __ATOMIC_RELEASE);
@@ -392,6 +412,7 @@ static void small_product(const Product *g) {
                             min_i(rows, g->M - ir), min_i(NR, g->N - jr), g->alpha, beta, NULL);
         }
     }
+    epilogue_tile(g, 0, 0, g->M, g->N);
 }
 
 /* C = beta * C, for the cases where no product term is left (K == 0 or alpha == 0). */
@@ -431,11 +452,12 @@ static bool k_halves(const Product *g) {
 /* The halves of g, the second into half_c (M, N). */
 static void halves_make(const Product *g, float *half_c, Product half[2]) {
     int mid = (g->kb0 + g->kb1) / 2;
-    half[0] = *g, half[0].kb1 = mid;
+    half[0] = *g, half[0].kb1 = mid, half[0].ep = NULL;
     half[1] = *g, half[1].kb0 = mid, half[1].beta = 0.0f, half[1].C = half_c, half[1].ldc = g->N;
+    half[1].ep = NULL;
 }
 
-// C rows [i0, i1) += the second half's
+// C rows [i0, i1) += the second half's, then the epilogue on them
 static void halves_add(const Product *g, const float *half_c, int i0, int i1) {
     for (int i = i0; i < i1; i++) {
         float *c = g->C + (size_t)i * g->ldc;
@@ -443,6 +465,7 @@ static void halves_add(const Product *g, const float *half_c, int i0, int i1) {
 #pragma omp simd
         for (int j = 0; j < g->N; j++) c[j] += h[j];
     }
+    epilogue_tile(g, i0, 0, i1 - i0, g->N);
 }
 
 static void blocks_product(const Product *g) {
@@ -458,6 +481,7 @@ static void serial_product(const Product *g) {
     if (g->M <= 0 || g->N <= 0) return;
     if (g->K <= 0 || g->alpha == 0.0f) {
         scale_c(g->M, g->N, g->beta, g->C, (int)g->ldc);
+        epilogue_tile(g, 0, 0, g->M, g->N);
         return;
     }
     if (!k_halves(g)) {
@@ -482,8 +506,10 @@ static void product_part_alone(const Product *g, bool by_rows, int part, int par
     Product p = *g;
     if (by_rows) {
         p.M = i1 - i0, p.A = a_at(g, i0, 0), p.C = g->C + (size_t)i0 * g->ldc;
+        p.ep_i = g->ep_i + i0;
     } else {
         p.N = i1 - i0, p.B = b_at(g, 0, i0), p.C = g->C + i0, p.packed_j0 = g->packed_j0 + i0;
+        p.ep_j = g->ep_j + i0;
     }
     Work w = alone_work(&p);
     packed_product(&p, &w);
@@ -574,6 +600,7 @@ static void tall_rows_product(const Product *g, int nt) {
                 const int i0 = start[c] * MR, i1 = min_i(g->M, start[c + 1] * MR);
                 Product part = p;
                 part.M = i1 - i0, part.A = a_at(g, i0, 0), part.C = g->C + (size_t)i0 * g->ldc;
+                part.ep_i = g->ep_i + i0;
                 Work w = alone_work(&part);
                 packed_product(&part, &w);
             }
@@ -654,10 +681,11 @@ static void pack_b_whole(const Ukernel *uk, GemmPackedB *p) {
 }
 
 static void packed_b_product(const Ukernel *uk, const GemmPackedB *p, int M, float alpha,
-                             const float *A, int lda, float beta, float *C, int ldc) {
+                             const float *A, int lda, float beta, float *C, int ldc,
+                             const GemmEpilogue *ep) {
     Product g = product_make(uk, false, p->tb, M, p->N, p->K, alpha, A, lda, p->B, p->ldb, beta,
                              C, ldc);
-    g.B_packed = p->packed, g.padded_N = round_up_i(p->N, uk->NR);
+    g.B_packed = p->packed, g.padded_N = round_up_i(p->N, uk->NR), g.ep = ep;
     parallel_product(&g);
 }
 
@@ -668,19 +696,25 @@ static void packed_b_product(const Ukernel *uk, const GemmPackedB *p, int M, flo
         Product g = product_make(&kernel, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);  \
         serial_product(&g);                                                                        \
     }                                                                                              \
+    static void tag##_parallel_ep(bool ta, bool tb, int M, int N, int K, float alpha,            \
+                                  const float *A, int lda, const float *B, int ldb, float beta,   \
+                                  float *C, int ldc, const GemmEpilogue *ep) {                    \
+        Product g = product_make(&kernel, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);  \
+        g.ep = ep;                                                                                 \
+        parallel_product(&g);                                                                      \
+    }                                                                                              \
     static void tag##_parallel(bool ta, bool tb, int M, int N, int K, float alpha,               \
                                const float *A, int lda, const float *B, int ldb, float beta,      \
                                float *C, int ldc) {                                               \
-        Product g = product_make(&kernel, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);  \
-        parallel_product(&g);                                                                      \
+        tag##_parallel_ep(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);             \
     }                                                                                              \
     static void tag##_pack_b(GemmPackedB *p) { pack_b_whole(&kernel, p); }                        \
     static void tag##_packed(const GemmPackedB *p, int M, float alpha, const float *A, int lda,   \
-                             float beta, float *C, int ldc) {                                     \
-        packed_b_product(&kernel, p, M, alpha, A, lda, beta, C, ldc);                             \
+                             float beta, float *C, int ldc, const GemmEpilogue *ep) {             \
+        packed_b_product(&kernel, p, M, alpha, A, lda, beta, C, ldc, ep);                         \
     }                                                                                              \
-    static const GemmImpl tag = {"blocked", detail, tag##_parallel, tag##_serial, tag##_pack_b,   \
-                                 tag##_packed};
+    static const GemmImpl tag = {"blocked",        detail,       tag##_parallel, tag##_serial,  \
+                                 tag##_parallel_ep, tag##_pack_b, tag##_packed};
 
 #if CPU_X86
 BLOCKED_VARIANT(blocked_avx512, ukernel_avx512, "avx512 12x32 micro-kernel")

@@ -69,11 +69,30 @@ float *gemm_packed_b_reserve(GemmPackedB *p, size_t floats) {
 }
 
 void sgemm_packed(const GemmPackedB *p, int M, float alpha, const float *A, int lda, float beta,
-                  float *C, int ldc) {
+                  float *C, int ldc, const GemmEpilogue *ep) {
     if (p->by->sgemm_packed)
-        p->by->sgemm_packed(p, M, alpha, A, lda, beta, C, ldc);
+        p->by->sgemm_packed(p, M, alpha, A, lda, beta, C, ldc, ep);
     else
-        p->by->sgemm(false, p->tb, M, p->N, p->K, alpha, A, lda, p->B, p->ldb, beta, C, ldc);
+        sgemm_ep(p->by, false, p->tb, M, p->N, p->K, alpha, A, lda, p->B, p->ldb, beta, C, ldc,
+                 ep);
+}
+
+void sgemm_ep(const GemmImpl *g, bool ta, bool tb, int M, int N, int K, float alpha,
+              const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
+              const GemmEpilogue *ep) {
+    if (ep && g->sgemm_ep) {
+        g->sgemm_ep(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ep);
+        return;
+    }
+    g->sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (ep) gemm_epilogue_apply(ep, C, M, N, ldc);
+}
+
+enum { EPILOGUE_THREADED_WORK = 1 << 15 };  // elements of C from which threads share the pass
+
+void gemm_epilogue_apply(const GemmEpilogue *ep, float *C, int M, int N, int ldc) {
+#pragma omp parallel for schedule(static) if ((long)M * N >= EPILOGUE_THREADED_WORK)
+    for (int i = 0; i < M; i++) ep->apply(ep, C + (size_t)i * ldc, ldc, i, 0, 1, N);
 }
 
 void gemm_packed_b_free(GemmPackedB *p) {

@@ -20,7 +20,7 @@ static void sgemm_openblas(bool ta, bool tb, int M, int N, int K, float alpha, c
 
 static char openblas_detail[128];  // filled by gemm_openblas_get
 static const GemmImpl gemm_openblas = {"openblas", openblas_detail, sgemm_openblas,
-                                       sgemm_openblas, NULL, NULL};
+                                       sgemm_openblas, NULL, NULL, NULL};
 
 const GemmImpl *gemm_openblas_get(void) {
     if (!openblas_detail[0]) {

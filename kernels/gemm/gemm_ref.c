@@ -21,4 +21,4 @@ static void sgemm_ref(bool ta, bool tb, int M, int N, int K, float alpha, const 
 }
 
 const GemmImpl gemm_ref = {"ref", "naive loops, double accumulation", sgemm_ref, sgemm_ref,
-                           NULL, NULL};
+                           NULL, NULL, NULL};

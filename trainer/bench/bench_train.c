@@ -81,13 +81,21 @@ static void record(Issued p, double seconds) {
     e->step_s += seconds;
 }
 
-static void timed_sgemm(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
-                        int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+/* A product with its epilogue (fused into it, or after it): what the step spends on both. The
+ * products replayed alone run without their epilogues. */
+static void timed_sgemm_ep(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
+                           int lda, const float *B, int ldb, float beta, float *C, int ldc,
+                           const GemmEpilogue *ep) {
     double t0 = now_seconds();
-    timed.inner->sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_ep(timed.inner, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ep);
     double t = now_seconds() - t0;
     timed.seconds += t, timed.flop += 2.0 * M * N * K;
     record((Issued){ta, tb, false, M, N, K, lda, ldb, ldc, alpha, beta, 0, 0}, t);
+}
+
+static void timed_sgemm(bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
+                        int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    timed_sgemm_ep(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
 }
 
 static void timed_sgemm_serial(bool ta, bool tb, int M, int N, int K, float alpha,
@@ -105,11 +113,11 @@ static void timed_pack_b(GemmPackedB *p) {
 }
 
 static void timed_sgemm_packed(const GemmPackedB *p, int M, float alpha, const float *A,
-                               int lda, float beta, float *C, int ldc) {
+                               int lda, float beta, float *C, int ldc, const GemmEpilogue *ep) {
     GemmPackedB q = *p;
     q.by = timed.packed_by;
     double t0 = now_seconds();
-    sgemm_packed(&q, M, alpha, A, lda, beta, C, ldc);
+    sgemm_packed(&q, M, alpha, A, lda, beta, C, ldc, ep);
     double t = now_seconds() - t0;
     timed.seconds += t, timed.flop += 2.0 * M * p->N * p->K;
     record((Issued){false, p->tb, true, M, p->N, p->K, lda, p->ldb, ldc, alpha, beta, 0, 0}, t);
@@ -150,7 +158,7 @@ static double issued_alone_seconds(double *flop) {
         for (int r = 0; r < ALONE_RUNS; r++) {
             double t0 = now_seconds();
             if (p->packed)
-                sgemm_packed(&packed, p->M, p->alpha, A, p->lda, p->beta, C, p->ldc);
+                sgemm_packed(&packed, p->M, p->alpha, A, p->lda, p->beta, C, p->ldc, NULL);
             else
                 timed.inner->sgemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, A, p->lda, B,
                                    p->ldb, p->beta, C, p->ldc);
@@ -165,8 +173,8 @@ static double issued_alone_seconds(double *flop) {
     return total;
 }
 
-static const GemmImpl timed_gemm = {"timed", "", timed_sgemm, timed_sgemm_serial, timed_pack_b,
-                                    timed_sgemm_packed};
+static const GemmImpl timed_gemm = {"timed",        "",           timed_sgemm, timed_sgemm_serial,
+                                    timed_sgemm_ep, timed_pack_b, timed_sgemm_packed};
 
 /* The step's products of one layout and shape: how many a step issues, and their seconds a step
  * (the mean over the timed steps) and alone (the replay's). */
