@@ -195,12 +195,14 @@ static void count_and_mark(const GemmEpilogue *e, float *c, long ldc, int i, int
 }
 
 /* sgemm_ep at 1, 2 and 5 threads, and sgemm_packed with the epilogue (A not transposed) at 1 and
- * 5, against sgemm at the same thread count followed by the epilogue's formula: the same bits,
- * every element visited once, the padding between C's rows untouched. */
-static void check_epilogue(const GemmImpl *g, Size s, bool ta, bool tb, Rng *r) {
+ * 5, against sgemm followed by the epilogue's formula (sgemm at the same thread count when the
+ * backend's sums depend on it, `by_threads`): the same bits, every element visited once, the
+ * padding between C's rows untouched. */
+static void check_epilogue(const GemmImpl *g, Size s, bool ta, bool tb, bool by_threads, Rng *r) {
     const int M = s.M, N = s.N, K = s.K, lda = ta ? M : K, ldb = tb ? K : N, ldc = N + 1;
     const long nc = (long)M * ldc;
-    float *A = malloc(sizeof(float) * ((long)M * K + 1)), *B = malloc(sizeof(float) * ((long)K * N + 1));
+    float *A = malloc(sizeof(float) * ((long)M * K + 1));
+    float *B = malloc(sizeof(float) * ((long)K * N + 1));
     float *C0 = malloc(sizeof(float) * (nc + 1)), *want = malloc(sizeof(float) * (nc + 1));
     float *C = malloc(sizeof(float) * (nc + 1));
     int *visits = malloc(sizeof(int) * ((long)M * N + 1));
@@ -211,13 +213,15 @@ static void check_epilogue(const GemmImpl *g, Size s, bool ta, bool tb, Rng *r) 
     const int threads = omp_get_max_threads(), team[5] = {1, 2, 5, 1, 5};
     for (int v = 0; v < (ta ? 3 : 5); v++) {
         omp_set_num_threads(team[v]);
-        memcpy(want, C0, sizeof(float) * nc);
-        g->sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, want, ldc);
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < N; j++) {
-                float *w = &want[(long)i * ldc + j];
-                *w = 2.0f * *w + (float)i + (float)j / 1024.0f;
-            }
+        if (v == 0 || by_threads) {
+            memcpy(want, C0, sizeof(float) * nc);
+            g->sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.3f, want, ldc);
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    float *w = &want[(long)i * ldc + j];
+                    *w = 2.0f * *w + (float)i + (float)j / 1024.0f;
+                }
+        }
         memcpy(C, C0, sizeof(float) * nc);
         memset(visits, 0, sizeof(int) * M * N);
         if (v < 3) {
@@ -252,7 +256,9 @@ int main(void) {
     // the ref backend's epilogue is the fallback pass of every backend that cannot fuse one
     const Size fallback[] = {{7, 9, 5}, {300, 40, 17}};
     for (int t = 0; t < 4; t++)
-        for (int i = 0; i < 2; i++) check_epilogue(gemm_lookup("ref"), fallback[i], t & 1, t & 2, &r);
+        for (int i = 0; i < 2; i++)
+            check_epilogue(gemm_lookup("ref"), fallback[i], t & 1, t & 2, false, &r);
+    bool epilogue_checked = false;
 #if CPU_X86
     const Ukernel *kernels[] = {&ukernel_avx512, &ukernel_avx2, &ukernel_portable};
 #else
@@ -291,11 +297,14 @@ int main(void) {
             for (int t = 0; t < 4; t++) check_bit_identical(g, sizes[si], t & 1, t & 2, v == 3, &r);
         for (int t = 0; t < 4; t++)  // against the serial path, which the sizes above check
             check_bit_identical(g, long_k, t & 1, t & 2, v == 3, &r);
-        // every path of the blocked driver; OpenBLAS takes the fallback pass whatever the size
-        for (int si = 0; si < (v == 3 ? 2 : ns); si++)
-            for (int t = 0; t < 4; t++) check_epilogue(g, sizes[si], t & 1, t & 2, &r);
-        if (v == 0)
-            for (int t = 0; t < 4; t++) check_epilogue(g, long_k, t & 1, t & 2, &r);
+        // every path of the blocked driver, which applies the epilogue whatever the micro-kernel
+        // (with the first one this CPU runs); OpenBLAS the fallback pass, whatever the size
+        const bool driver = v < 3 && !epilogue_checked;
+        for (int si = 0; si < (driver ? ns : v == 3 ? 2 : 0); si++)
+            for (int t = 0; t < 4; t++) check_epilogue(g, sizes[si], t & 1, t & 2, v == 3, &r);
+        for (int t = 0; t < (driver ? 4 : 0); t++)
+            check_epilogue(g, long_k, t & 1, t & 2, false, &r);
+        epilogue_checked |= driver;
         // sgemm_serial inside a parallel region: independent products, one per iteration.
         int fails = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : fails)
