@@ -241,8 +241,9 @@ static void usage(FILE *out) {
             "Times training steps (forward, backward, AdamW) on synthetic batches of the\n"
             "config's train.batch_tokens with sentences of --len tokens on both sides, and\n"
             "the step's matrix-product work as GFLOP/s and %% of the measured FP32 FMA peak,\n"
-            "the time in the matrix products against everything else, and what the same\n"
-            "products take alone, each run a few times in a row (the fastest run counts).\n"
+            "the time in the matrix products (with the bias and activation fused into\n"
+            "them) against everything else, and what the same products take alone (without\n"
+            "them), each run a few times in a row (the fastest run counts).\n"
             "  --products  also each kind of product (layout and shape) apart: per step,\n"
             "              ms and GFLOP/s in the step and alone, and shares of the peak\n");
 }
