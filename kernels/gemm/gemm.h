@@ -56,9 +56,6 @@ typedef struct GemmImpl {
 void sgemm_ep(const GemmImpl *g, bool ta, bool tb, int M, int N, int K, float alpha,
               const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
               const GemmEpilogue *ep);
-/* ep applied to all of C (M, N), rows ldc apart, by row (the fallback of sgemm_ep): may use every
- * OpenMP thread. */
-void gemm_epilogue_apply(const GemmEpilogue *ep, float *C, int M, int N, int ldc);
 
 /* An operand op(B) (K, N) prepared once for many products C = alpha A op(B) + beta C that share
  * it, such as the decoder's weights, used step after step: the blocked backends pack it in their

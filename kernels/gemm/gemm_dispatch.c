@@ -77,6 +77,14 @@ void sgemm_packed(const GemmPackedB *p, int M, float alpha, const float *A, int 
                  ep);
 }
 
+enum { EPILOGUE_THREADED_WORK = 1 << 15 };  // elements of C from which threads share the pass
+
+/* ep applied to all of C (M, N), rows ldc apart, a row at a time: the fallback of sgemm_ep. */
+static void epilogue_pass(const GemmEpilogue *ep, float *C, int M, int N, int ldc) {
+#pragma omp parallel for schedule(static) if ((long)M * N >= EPILOGUE_THREADED_WORK)
+    for (int i = 0; i < M; i++) ep->apply(ep, C + (size_t)i * ldc, ldc, i, 0, 1, N);
+}
+
 void sgemm_ep(const GemmImpl *g, bool ta, bool tb, int M, int N, int K, float alpha,
               const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
               const GemmEpilogue *ep) {
@@ -85,14 +93,7 @@ void sgemm_ep(const GemmImpl *g, bool ta, bool tb, int M, int N, int K, float al
         return;
     }
     g->sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (ep) gemm_epilogue_apply(ep, C, M, N, ldc);
-}
-
-enum { EPILOGUE_THREADED_WORK = 1 << 15 };  // elements of C from which threads share the pass
-
-void gemm_epilogue_apply(const GemmEpilogue *ep, float *C, int M, int N, int ldc) {
-#pragma omp parallel for schedule(static) if ((long)M * N >= EPILOGUE_THREADED_WORK)
-    for (int i = 0; i < M; i++) ep->apply(ep, C + (size_t)i * ldc, ldc, i, 0, 1, N);
+    if (ep) epilogue_pass(ep, C, M, N, ldc);
 }
 
 void gemm_packed_b_free(GemmPackedB *p) {
