@@ -48,24 +48,13 @@ static void linear_epilogue_tile(const GemmEpilogue *e, float *c, long ldc, int 
             for (int t = 0; t < n; t++) cr[t] += b[t];
             continue;
         }
-        if (!l->d.key) {
 #pragma omp simd
-            for (int t = 0; t < n; t++) {
-                float v = cr[t] + b[t];
-                cr[t] = v > 0.0f ? v : 0.0f;
-            }
-            continue;
+        for (int t = 0; t < n; t++) {
+            float v = cr[t] + b[t];
+            cr[t] = v > 0.0f ? v : 0.0f;
         }
-        const uint64_t first = (uint64_t)(i + r) * l->out + j;  // the element index of cr[0]
-        for (int t0 = 0; t0 < n; t0 += DROPOUT_CHUNK) {
-            float f[DROPOUT_CHUNK];
-            const int len = dropout_chunk_len(t0, n);
-            dropout_factors(f, first + t0, len, &l->d);
-            for (int t = t0; t < t0 + len; t++) {
-                float v = cr[t] + b[t];
-                cr[t] = (v > 0.0f ? v : 0.0f) * f[t - t0];
-            }
-        }
+        if (l->d.key)  // the element index of cr[0] is (i + r) * out + j
+            dropout_mul(cr, cr, n, (uint64_t)(i + r) * l->out + j, &l->d);
     }
 }
 
