@@ -45,6 +45,7 @@
 #include "check.h"
 #include "cpu.h"
 #include "gemm_backends.h"
+#include "shares.h"
 #include "ukernel.h"
 
 static int min_i(int a, int b) { return a < b ? a : b; }
@@ -110,10 +111,10 @@ static ThreadBufs *thread_bufs(void) {
     return t;
 }
 
-// A team's Works (one per K half of a short C, the first for any other shared product), second
-// K half's C and the row chunks each thread has left of a tall C (see tall_rows_product).
+// A team's Works (one per K half of a short C, the first for any other shared product) and the
+// second K half's C.
 static WorkBufs team_work[2];
-static GrowBuf team_half_c, team_spans;
+static GrowBuf team_half_c;
 
 /* One product C = alpha op(A) op(B) + beta C as the drivers see it. */
 typedef struct Product {
@@ -532,57 +533,22 @@ static void pack_b_all(const Ukernel *uk, bool tb, int K, int N, const float *B,
         }
 }
 
-/* The row chunks of one thread's share of a tall C that are left: [front, back) in the low and
- * high 32 bits. Its owner takes them from the front, the other threads from the back. */
-static bool take_chunk(uint64_t *span, bool front, int *chunk) {
-    uint64_t v = __atomic_load_n(span, __ATOMIC_RELAXED);
-    for (;;) {
-        uint32_t f = (uint32_t)v, b = (uint32_t)(v >> 32);
-        if (f >= b) return false;
-        uint64_t next = front ? v + 1 : v - ((uint64_t)1 << 32);
-        if (__atomic_compare_exchange_n(span, &v, next, false, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
-            *chunk = (int)(front ? f : b - 1);
-            return true;
-        }
-    }
-}
-
-/* The chunks of the share of row tiles [first, end), at most MAX_CHUNKS: a quarter of the tiles
- * left each, down to LEAST_CHUNK tiles or a 48th of the share, so that the last ones, which other
- * threads take, are short, but not so short that packing their first A micro-panel, which no
- * kernel call overlaps, costs much (greedy decoding, a few tiles per thread: one-tile chunks ran
- * 8% slower than a whole share). Chunk c is tiles [start[c], start[c + 1]); returns their count. */
-enum { MAX_CHUNKS = 64, LEAST_CHUNK = 4 };
-static int share_chunks(int first, int end, int start[MAX_CHUNKS + 1]) {
-    const int least = (end - first) / 48 > LEAST_CHUNK ? (end - first) / 48 : LEAST_CHUNK;
-    int n = 0;
-    start[0] = first;
-    for (int at = first; at < end; n++) {
-        int size = (end - at) / 4 > least ? (end - at) / 4 : least;
-        at = min_i(end, at + size);
-        start[n + 1] = at;
-    }
-    return n;
-}
-
-/* A tall C split by rows between threads that run alone: thread t's share is the rows of part t
- * (product_part_alone), cut into chunks of row tiles that shrink toward its end. It computes its
- * own chunks front to back, then takes the other threads' from their backs: each computes the
- * rows that the elementwise loops around the product give it as long as the cores run at the
- * same speed, and a core that runs slower (a busy host's) gives its last chunks to a faster one.
- * Every chunk sums all of K for its rows in order, with B packed whole (once per thread, or once
- * for all): the results do not depend on which thread computes a chunk. */
+/* A tall C split by rows between threads that run alone, by shares of row tiles (shares.h):
+ * thread t's share is the rows of part t (product_part_alone), cut into chunks that shrink
+ * toward its end. It computes its own chunks front to back, then takes the other threads' from
+ * their backs: each computes the rows that the elementwise loops around the product give it as
+ * long as the cores run at the same speed, and a core that runs slower (a busy host's) gives its
+ * last chunks to a faster one. Every chunk sums all of K for its rows in order, with B packed
+ * whole (once per thread, or once for all): the results do not depend on which thread computes a
+ * chunk. */
 static void tall_rows_product(const Product *g, int nt) {
-    const int MR = g->uk->MR, tiles = div_up(g->M, MR);
-    uint64_t *spans = growbuf_reserve(&team_spans, (size_t)nt * (sizeof(uint64_t) +
-                                                                 (MAX_CHUNKS + 1) * sizeof(int)));
-    int *starts = (int *)(spans + nt);  // (nt, MAX_CHUNKS + 1) each share's chunk starts
-    for (int t = 0; t < nt; t++) {
-        int n = share_chunks(tiles * t / nt, tiles * (t + 1) / nt,
-                             starts + (size_t)t * (MAX_CHUNKS + 1));
-        spans[t] = (uint64_t)n << 32;  // chunks [0, n) left
-    }
+    const int MR = g->uk->MR;
+    // Chunks of row tiles down to LEAST_CHUNK, so that packing their first A micro-panel, which
+    // no kernel call overlaps, costs little (greedy decoding, a few tiles per thread: one-tile
+    // chunks ran 8% slower than a whole share).
+    enum { LEAST_CHUNK = 4 };
+    ShareSpan spans[nt];
+    shares_plan(spans, nt, div_up(g->M, MR), LEAST_CHUNK);
 #pragma omp parallel num_threads(nt)
     {
         const int t = omp_get_thread_num();  // of nt or fewer: others take an absent one's share
@@ -593,17 +559,13 @@ static void tall_rows_product(const Product *g, int nt) {
             pack_b_all(g->uk, g->tb, g->K, g->N, g->B, (int)g->ldb, whole);
             p.B_packed = whole, p.padded_N = round_up_i(g->N, g->uk->NR), p.packed_j0 = 0;
         }
-        for (int v = 0; v < nt; v++) {  // its own share first, then the others' in turn
-            const int owner = (t + v) % nt;
-            const int *start = starts + (size_t)owner * (MAX_CHUNKS + 1);
-            for (int c; take_chunk(&spans[owner], v == 0, &c);) {
-                const int i0 = start[c] * MR, i1 = min_i(g->M, start[c + 1] * MR);
-                Product part = p;
-                part.M = i1 - i0, part.A = a_at(g, i0, 0), part.C = g->C + (size_t)i0 * g->ldc;
-                part.ep_i = g->ep_i + i0;
-                Work w = alone_work(&part);
-                packed_product(&part, &w);
-            }
+        for (int visit = 0, c0, c1; shares_next(spans, nt, t, &visit, &c0, &c1);) {
+            const int i0 = c0 * MR, i1 = min_i(g->M, c1 * MR);
+            Product part = p;
+            part.M = i1 - i0, part.A = a_at(g, i0, 0), part.C = g->C + (size_t)i0 * g->ldc;
+            part.ep_i = g->ep_i + i0;
+            Work w = alone_work(&part);
+            packed_product(&part, &w);
         }
     }
 }
