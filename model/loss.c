@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "shares.h"
 #include "vecmath.h"
 
 /* Up to 512 rows, within 64 MiB of logits: the weight gradient of the output layer is a product
@@ -24,6 +25,45 @@ size_t loss_packed_bytes(int D, int V) {
     return gemm_packed_b_bytes(D, V) + gemm_packed_b_bytes(V, D);  // emb^T (D, V), emb (V, D)
 }
 
+/* The rows of a chunk of logits: their loss terms, and with `grad` their gradients in place. */
+typedef struct LossRows {
+    float *z;           // (n, V) the logits, then their gradient
+    double *row;        // (n, 2) loss and nll per row
+    const int32_t *tgt;  // (n)
+    int V, pad;
+    double eps, eps_i;  // label smoothing; the smoothed target's weight on each other token
+    bool grad;
+} LossRows;
+
+static void loss_rows(void *arg, int i0, int i1) {
+    const LossRows *l = arg;
+    const int V = l->V;
+    const double eps_i = l->eps_i, w_target = 1.0 - l->eps;
+    for (int i = i0; i < i1; i++) {
+        float *zi = l->z + (size_t)i * V;
+        double *row = l->row + 2 * i;
+        int y = l->tgt[i];
+        if (y == l->pad) {
+            row[0] = row[1] = 0.0;
+            if (l->grad) memset(zi, 0, sizeof(float) * V);
+            continue;
+        }
+        float sum_zf, mx = vec_max_sum(zi, V, &sum_zf);
+        double sum_z = sum_zf, z_y = zi[y];
+        float sum_e = vec_exp_shift(zi, V, mx);  // zi = exp(z - max)
+        double lse = mx + log((double)sum_e);
+        double nll = lse - z_y, sum_logp = sum_z - (double)V * lse;
+        row[0] = (1.0 - l->eps - eps_i) * nll - eps_i * sum_logp;
+        row[1] = nll;
+        if (l->grad) {  // d loss / d z_v = p_v - q_v
+            float inv = 1.0f / sum_e, e_i = (float)eps_i;
+#pragma omp simd
+            for (int v = 0; v < V; v++) zi[v] = zi[v] * inv - e_i;
+            zi[y] -= (float)(w_target - eps_i);
+        }
+    }
+}
+
 void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, const float *h,
                            const int32_t *tgt, const float *emb, int N, int D, int V, float eps,
                            int pad, float *work, GemmPackedB packed[2]) {
@@ -31,7 +71,7 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
     float *z = work;                                      // (C, V) logits, then their gradient
     double *row = (double *)(work + (size_t)C * V + 16);  // (C, 2) loss and nll per row
     row = (double *)(((uintptr_t)row + 7) & ~(uintptr_t)7);
-    const double eps_i = V > 1 ? eps / (V - 1) : 0.0, w_target = 1.0 - eps;
+    const double eps_i = V > 1 ? eps / (V - 1) : 0.0;
     GemmPackedB *emb_t = &packed[0], *emb_n = &packed[1];  // op(B) = emb^T (D, V), emb (V, D)
     gemm_pack_b(emb_t, c->gemm, true, D, V, emb, D);
     if (dh) gemm_pack_b(emb_n, c->gemm, false, V, D, emb, D);
@@ -39,29 +79,8 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
         int n = N - r0 < C ? N - r0 : C;
         const float *hc = h + (size_t)r0 * D;
         sgemm_packed(emb_t, n, 1.0f, hc, D, 0.0f, z, V, NULL);
-#pragma omp parallel for schedule(static) if ((long)n * V >= OMP_MIN_WORK)
-        for (int i = 0; i < n; i++) {
-            float *zi = z + (size_t)i * V;
-            int y = tgt[r0 + i];
-            if (y == pad) {
-                row[2 * i] = row[2 * i + 1] = 0.0;
-                if (dh) memset(zi, 0, sizeof(float) * V);
-                continue;
-            }
-            float sum_zf, mx = vec_max_sum(zi, V, &sum_zf);
-            double sum_z = sum_zf, z_y = zi[y];
-            float sum_e = vec_exp_shift(zi, V, mx);  // zi = exp(z - max)
-            double lse = mx + log((double)sum_e);
-            double nll = lse - z_y, sum_logp = sum_z - (double)V * lse;
-            row[2 * i] = (1.0 - eps - eps_i) * nll - eps_i * sum_logp;
-            row[2 * i + 1] = nll;
-            if (dh) {  // d loss / d z_v = p_v - q_v
-                float inv = 1.0f / sum_e, e_i = (float)eps_i;
-#pragma omp simd
-                for (int v = 0; v < V; v++) zi[v] = zi[v] * inv - e_i;
-                zi[y] -= (float)(w_target - eps_i);
-            }
-        }
+        LossRows l = {z, row, tgt + r0, V, pad, eps, eps_i, dh != NULL};
+        shares_for(n, 1, (long)n * V >= OMP_MIN_WORK, loss_rows, &l);
         for (int i = 0; i < n; i++) {
             st->loss += row[2 * i];
             st->nll += row[2 * i + 1];

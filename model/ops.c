@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rng.h"
+#include "shares.h"
 #include "vecmath.h"
 
 Dropout dropout_make(const Ctx *c, float p, int site) {
@@ -111,6 +112,9 @@ void colsum_add(float *db, const float *x, int N, int D) {
     }
 }
 
+/* Rows a thread takes at least at once from the shares of a row loop (shares.h). */
+enum { ROWS_LEAST = 4 };
+
 /* One row of D: y_i = (x_i - mean) * rstd * g + b. */
 static inline void layernorm_row(float *yi, const float *xi, float m, float r, const float *g,
                                  const float *b, int D) {
@@ -126,35 +130,68 @@ static inline void layernorm_row_forward(float *yi, float *mean, float *rstd, co
     layernorm_row(yi, xi, m, r, g, b, D);
 }
 
+/* The rows of layernorm_forward: y and the statistics from x. */
+typedef struct LayerNormRows {
+    float *y, *mean, *rstd;  // (N, D), (N), (N)
+    const float *x, *g, *b;  // (N, D), (D), (D)
+    int D;
+} LayerNormRows;
+
+static void layernorm_forward_rows(void *arg, int i0, int i1) {
+    const LayerNormRows *l = arg;
+    for (int i = i0; i < i1; i++)
+        layernorm_row_forward(l->y + (long)i * l->D, l->mean + i, l->rstd + i,
+                              l->x + (long)i * l->D, l->g, l->b, l->D);
+}
+
 void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
                        const float *b, int N, int D) {
-#pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
-    for (int i = 0; i < N; i++)
-        layernorm_row_forward(y + (long)i * D, mean + i, rstd + i, x + (long)i * D, g, b, D);
+    LayerNormRows l = {y, mean, rstd, x, g, b, D};
+    shares_for(N, ROWS_LEAST, (long)N * D >= OMP_MIN_WORK, layernorm_forward_rows, &l);
+}
+
+/* The rows of layernorm_apply: y from x and the saved statistics. */
+typedef struct LayerNormApply {
+    float *y;                             // (N, D)
+    const float *x, *mean, *rstd, *g, *b;  // (N, D), (N), (N), (D), (D)
+    int D;
+} LayerNormApply;
+
+static void layernorm_apply_rows(void *arg, int i0, int i1) {
+    const LayerNormApply *l = arg;
+    for (int i = i0; i < i1; i++)
+        layernorm_row(l->y + (long)i * l->D, l->x + (long)i * l->D, l->mean[i], l->rstd[i], l->g,
+                      l->b, l->D);
 }
 
 void layernorm_apply(float *y, const float *x, const float *mean, const float *rstd,
                      const float *g, const float *b, int N, int D) {
-#pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
-    for (int i = 0; i < N; i++)
-        layernorm_row(y + (long)i * D, x + (long)i * D, mean[i], rstd[i], g, b, D);
+    LayerNormApply l = {y, x, mean, rstd, g, b, D};
+    shares_for(N, ROWS_LEAST, (long)N * D >= OMP_MIN_WORK, layernorm_apply_rows, &l);
 }
 
-void layernorm_backward(float *dx, float *df, Dropout drop, float *dg, float *db, const float *dy,
-                        const float *res, const float *x, const float *mean, const float *rstd,
-                        const float *g, int N, int D, float *partial) {
-    // dx = res + rstd * (dy*g - mean(dy*g) - xhat * mean(dy*g*xhat))
-    const int blocks = (N + LN_GRAD_ROWS - 1) / LN_GRAD_ROWS;
-#pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
-    for (int k = 0; k < blocks; k++) {
-        float *sb = partial + (size_t)k * 2 * D, *sg = sb + D;  // (D), (D) the block's sums
+/* The rows of layernorm_backward, in blocks of LN_GRAD_ROWS. */
+typedef struct LayerNormGrad {
+    float *dx, *df, *partial;  // (N, D), (N, D) or NULL, (blocks, 2, D)
+    Dropout drop;
+    const float *dy, *res, *x, *mean, *rstd, *g;  // (N, D), (N, D) or NULL, (N, D), (N), (N), (D)
+    int N, D;
+} LayerNormGrad;
+
+/* Blocks [k0, k1) of LN_GRAD_ROWS rows of layernorm_backward. */
+static void layernorm_backward_blocks(void *arg, int k0, int k1) {
+    const LayerNormGrad *l = arg;
+    const int D = l->D;
+    const float *g = l->g;
+    for (int k = k0; k < k1; k++) {
+        float *sb = l->partial + (size_t)k * 2 * D, *sg = sb + D;  // (D), (D) the block's sums
         memset(sb, 0, sizeof(float) * 2 * D);
-        const int i1 = (k + 1) * LN_GRAD_ROWS < N ? (k + 1) * LN_GRAD_ROWS : N;
+        const int i1 = (k + 1) * LN_GRAD_ROWS < l->N ? (k + 1) * LN_GRAD_ROWS : l->N;
         for (int i = k * LN_GRAD_ROWS; i < i1; i++) {
-            const float *dyi = dy + (long)i * D, *xi = x + (long)i * D;
-            float *dxi = dx + (long)i * D;
-            const float *resi = res ? res + (long)i * D : NULL;
-            float m = mean[i], r = rstd[i];
+            const float *dyi = l->dy + (long)i * D, *xi = l->x + (long)i * D;
+            float *dxi = l->dx + (long)i * D;
+            const float *resi = l->res ? l->res + (long)i * D : NULL;
+            float m = l->mean[i], r = l->rstd[i];
             // the sums of dy*g and of dy*g*xhat, in vectors (short rows: latency-bound)
             vfloat s_dyg = {0}, s_dyg_xhat = {0};
             for (int j = 0; j < D; j += VF_LANES) {
@@ -171,12 +208,21 @@ void layernorm_backward(float *dx, float *df, Dropout drop, float *dg, float *db
                 sb[j] += dyi[j];
                 sg[j] += dyi[j] * xhat;
             }
-            if (df && drop.key)
-                dropout_mul(df + (long)i * D, dxi, D, (uint64_t)i * D, &drop);
-            else if (df)
-                memcpy(df + (long)i * D, dxi, sizeof(float) * D);
+            if (l->df && l->drop.key)
+                dropout_mul(l->df + (long)i * D, dxi, D, (uint64_t)i * D, &l->drop);
+            else if (l->df)
+                memcpy(l->df + (long)i * D, dxi, sizeof(float) * D);
         }
     }
+}
+
+void layernorm_backward(float *dx, float *df, Dropout drop, float *dg, float *db, const float *dy,
+                        const float *res, const float *x, const float *mean, const float *rstd,
+                        const float *g, int N, int D, float *partial) {
+    // dx = res + rstd * (dy*g - mean(dy*g) - xhat * mean(dy*g*xhat))
+    const int blocks = (N + LN_GRAD_ROWS - 1) / LN_GRAD_ROWS;
+    LayerNormGrad l = {dx, df, partial, drop, dy, res, x, mean, rstd, g, N, D};
+    shares_for(blocks, 1, (long)N * D >= OMP_MIN_WORK, layernorm_backward_blocks, &l);
     float *sum = partial + (size_t)blocks * 2 * D;  // (2D) the blocks' sums, in order
     memset(sum, 0, sizeof(float) * 2 * D);
     colsum_add(sum, partial, blocks, 2 * D);
@@ -190,18 +236,6 @@ static int chunk_factors(float *factor, long c0, long n, const Dropout *d) {
     int m = dropout_chunk_len(c0, n);
     dropout_factors(factor, (uint64_t)c0, m, d);
     return m;
-}
-
-void dropout_apply(float *out, const float *x, long n, Dropout d) {
-    if (!d.key) {
-        if (out == x) return;
-#pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
-        for (long e = 0; e < n; e++) out[e] = x[e];
-        return;
-    }
-#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK)
-        dropout_mul(out + c0, x + c0, dropout_chunk_len(c0, n), (uint64_t)c0, &d);
 }
 
 /* out[e] = x[e] + dropout(f)[e] for the n elements from element `first` on. */
@@ -218,32 +252,94 @@ static void residual_span(float *out, const float *x, const float *f, long first
     }
 }
 
+/* The elements of dropout_apply (f NULL) or residual_forward with dropout on, by chunks of
+ * DROPOUT_CHUNK: out (n) = dropout(x), or x + dropout(f). */
+typedef struct DropoutChunks {
+    float *out;
+    const float *x, *f;
+    long n;
+    Dropout d;
+} DropoutChunks;
+
+static int dropout_chunks(long n) { return (int)((n + DROPOUT_CHUNK - 1) / DROPOUT_CHUNK); }
+
+static void dropout_apply_chunks(void *arg, int c0, int c1) {
+    const DropoutChunks *k = arg;
+    for (long e0 = (long)c0 * DROPOUT_CHUNK; e0 < (long)c1 * DROPOUT_CHUNK; e0 += DROPOUT_CHUNK) {
+        const int m = dropout_chunk_len(e0, k->n);
+        if (k->f)
+            residual_span(k->out + e0, k->x + e0, k->f + e0, e0, m, &k->d);
+        else
+            dropout_mul(k->out + e0, k->x + e0, m, (uint64_t)e0, &k->d);
+    }
+}
+
+void dropout_apply(float *out, const float *x, long n, Dropout d) {
+    if (!d.key) {
+        if (out == x) return;
+#pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
+        for (long e = 0; e < n; e++) out[e] = x[e];
+        return;
+    }
+    DropoutChunks k = {out, x, NULL, n, d};
+    shares_for(dropout_chunks(n), 1, n >= OMP_MIN_WORK, dropout_apply_chunks, &k);
+}
+
 void residual_forward(float *out, const float *x, const float *f, long n, Dropout d) {
     if (!d.key) {
 #pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
         for (long e = 0; e < n; e++) out[e] = x[e] + f[e];
         return;
     }
-#pragma omp parallel for schedule(static) if (n >= OMP_MIN_WORK)
-    for (long c0 = 0; c0 < n; c0 += DROPOUT_CHUNK)
-        residual_span(out + c0, x + c0, f + c0, c0, dropout_chunk_len(c0, n), &d);
+    DropoutChunks k = {out, x, f, n, d};
+    shares_for(dropout_chunks(n), 1, n >= OMP_MIN_WORK, dropout_apply_chunks, &k);
+}
+
+typedef struct ResidualLayerNorm {
+    float *y, *sum, *mean, *rstd;    // (N, D), (N, D), (N), (N)
+    const float *x, *f, *g, *b;      // (N, D), (N, D), (D), (D)
+    int D;
+    Dropout d;
+} ResidualLayerNorm;
+
+static void residual_layernorm_rows(void *arg, int i0, int i1) {
+    const ResidualLayerNorm *l = arg;
+    for (int i = i0; i < i1; i++) {
+        const long row = (long)i * l->D;
+        residual_span(l->sum + row, l->x + row, l->f + row, row, l->D, &l->d);
+        layernorm_row_forward(l->y + row, l->mean + i, l->rstd + i, l->sum + row, l->g, l->b,
+                              l->D);
+    }
 }
 
 void residual_layernorm_forward(float *y, float *sum, float *mean, float *rstd, const float *x,
                                 const float *f, const float *g, const float *b, int N, int D,
                                 Dropout d) {
-#pragma omp parallel for schedule(static) if ((long)N * D >= OMP_MIN_WORK)
-    for (int i = 0; i < N; i++) {
-        const long row = (long)i * D;
-        residual_span(sum + row, x + row, f + row, row, D, &d);
-        layernorm_row_forward(y + row, mean + i, rstd + i, sum + row, g, b, D);
-    }
+    ResidualLayerNorm l = {y, sum, mean, rstd, x, f, g, b, D, d};
+    shares_for(N, ROWS_LEAST, (long)N * D >= OMP_MIN_WORK, residual_layernorm_rows, &l);
+}
+
+typedef struct ReluDropoutGrad {
+    float *dh;       // (n)
+    const float *h;  // (n)
+    long n;
+    float scale;
+} ReluDropoutGrad;
+
+/* Elements [c0 * DROPOUT_CHUNK, c1 * DROPOUT_CHUNK) of relu_dropout_backward. */
+static void relu_dropout_backward_chunks(void *arg, int c0, int c1) {
+    const ReluDropoutGrad *r = arg;
+    const long e1 = (long)c1 * DROPOUT_CHUNK < r->n ? (long)c1 * DROPOUT_CHUNK : r->n;
+    float *dh = r->dh;
+    const float *h = r->h;
+    const float scale = r->scale;
+#pragma omp simd
+    for (long e = (long)c0 * DROPOUT_CHUNK; e < e1; e++) dh[e] = h[e] > 0.0f ? dh[e] * scale : 0.0f;
 }
 
 void relu_dropout_backward(float *dh, const float *h, long n, Dropout d) {
-    const float scale = d.scale;  // 1 with dropout off
-#pragma omp parallel for simd schedule(static) if (n >= OMP_MIN_WORK)
-    for (long e = 0; e < n; e++) dh[e] = h[e] > 0.0f ? dh[e] * scale : 0.0f;
+    ReluDropoutGrad r = {dh, h, n, d.scale};  // a scale of 1 with dropout off
+    shares_for(dropout_chunks(n), 1, n >= OMP_MIN_WORK, relu_dropout_backward_chunks, &r);
 }
 
 void position_table_fill(float *pe, int P, int D) {

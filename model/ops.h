@@ -6,7 +6,8 @@
  * never stored: they are regenerated from the counter-based RNG keyed by (seed, step, site), or
  * read off a saved output (relu_dropout_backward).
  * Parallel loops partition outputs (rows, or columns for reductions over rows), so results do not
- * depend on the number of threads. */
+ * depend on the number of threads; the row loops of training run by shares (shares.h): each
+ * thread its static share, a thread done first taking the last rows of a slower one's. */
 #ifndef NMT_OPS_H
 #define NMT_OPS_H
 
