@@ -24,50 +24,81 @@ static void absv(float *dst, const float *src, long n) {
     for (long i = 0; i < n; i++) dst[i] = fabsf(src[i]);
 }
 
-/* One product through `g` compared with ref; returns 0 when every element is within bound. */
-static int check_one(const GemmImpl *g, bool serial, bool ta, bool tb, Size s, float alpha,
-                     float beta, int pad, Rng *r) {
+/* One product's operands and what ref computes of it: the result and the bound of its error. */
+typedef struct Case {
+    bool ta, tb;
+    Size s;
+    float alpha, beta;
+    int pad, lda, ldb, ldc;
+    float *A, *B, *C0;  // op(A) (M, K), op(B) (K, N) padded; C0 (M, ldc) the C given
+    float *W, *bound;   // (M, ldc) ref's result and its product of absolute values
+} Case;
+
+static Case case_make(bool ta, bool tb, Size s, float alpha, float beta, int pad, Rng *r) {
     const GemmImpl *ref = gemm_lookup("ref");
-    int M = s.M, N = s.N, K = s.K;
+    const int M = s.M, N = s.N, K = s.K;
     int rows_a = ta ? K : M, cols_a = ta ? M : K, rows_b = tb ? N : K, cols_b = tb ? K : N;
-    int lda = cols_a + pad, ldb = cols_b + pad, ldc = N + pad;
-    long na = (long)rows_a * lda, nb = (long)rows_b * ldb, nc = (long)M * ldc;
-    float *A = malloc(sizeof(float) * (na + 1)), *B = malloc(sizeof(float) * (nb + 1));
-    float *C = malloc(sizeof(float) * (nc + 1)), *C0 = malloc(sizeof(float) * (nc + 1));
-    float *W = malloc(sizeof(float) * (nc + 1)), *bound = malloc(sizeof(float) * (nc + 1));
+    Case c = {ta, tb, s, alpha, beta, pad, cols_a + pad, cols_b + pad, N + pad, NULL, NULL, NULL,
+              NULL, NULL};
+    long na = (long)rows_a * c.lda, nb = (long)rows_b * c.ldb, nc = (long)M * c.ldc;
+    c.A = malloc(sizeof(float) * (na + 1)), c.B = malloc(sizeof(float) * (nb + 1));
+    c.C0 = malloc(sizeof(float) * (nc + 1)), c.W = malloc(sizeof(float) * (nc + 1));
+    c.bound = malloc(sizeof(float) * (nc + 1));
     float *absA = malloc(sizeof(float) * (na + 1)), *absB = malloc(sizeof(float) * (nb + 1));
-    fill_uniform(A, na, 1.0f, r), fill_uniform(B, nb, 1.0f, r), fill_uniform(C0, nc, 1.0f, r);
+    fill_uniform(c.A, na, 1.0f, r), fill_uniform(c.B, nb, 1.0f, r), fill_uniform(c.C0, nc, 1.0f, r);
     if (beta == 0.0f)
-        for (long i = 0; i < nc; i++) C0[i] = NAN;  // must never be read
-    memcpy(C, C0, sizeof(float) * nc);
-    memcpy(W, C0, sizeof(float) * nc);
-    ref->sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, W, ldc);
-    absv(absA, A, na), absv(absB, B, nb), absv(bound, C0, nc);
-    if (beta == 0.0f) memset(bound, 0, sizeof(float) * nc);
-    ref->sgemm(ta, tb, M, N, K, fabsf(alpha), absA, lda, absB, ldb, fabsf(beta), bound, ldc);
-    (serial ? g->sgemm_serial : g->sgemm)(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        for (long i = 0; i < nc; i++) c.C0[i] = NAN;  // must never be read
+    memcpy(c.W, c.C0, sizeof(float) * nc);
+    ref->sgemm(ta, tb, M, N, K, alpha, c.A, c.lda, c.B, c.ldb, beta, c.W, c.ldc);
+    absv(absA, c.A, na), absv(absB, c.B, nb), absv(c.bound, c.C0, nc);
+    if (beta == 0.0f) memset(c.bound, 0, sizeof(float) * nc);
+    ref->sgemm(ta, tb, M, N, K, fabsf(alpha), absA, c.lda, absB, c.ldb, fabsf(beta), c.bound,
+               c.ldc);
+    free(absA), free(absB);
+    return c;
+}
+
+static void case_free(Case *c) { free(c->A), free(c->B), free(c->C0), free(c->W), free(c->bound); }
+
+/* The case's product through `g` (its sgemm, or sgemm_serial) compared with ref's; returns 0
+ * when every element is within the bound and the padding between C's rows is untouched. */
+static int case_check(const Case *c, const GemmImpl *g, bool serial) {
+    const int M = c->s.M, N = c->s.N, K = c->s.K, ldc = c->ldc;
+    float *C = malloc(sizeof(float) * ((long)M * ldc + 1));
+    memcpy(C, c->C0, sizeof(float) * M * ldc);
+    (serial ? g->sgemm_serial : g->sgemm)(c->ta, c->tb, M, N, K, c->alpha, c->A, c->lda, c->B,
+                                          c->ldb, c->beta, C, ldc);
     long bad = 0;
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             long at = (long)i * ldc + j;
-            double tol = 2.0 * (K + 2) * FLT_EPSILON * bound[at] + 1e-30;
-            if (!(fabs((double)C[at] - W[at]) <= tol)) {
+            double tol = 2.0 * (K + 2) * FLT_EPSILON * c->bound[at] + 1e-30;
+            if (!(fabs((double)C[at] - c->W[at]) <= tol)) {
                 if (bad < 3)
-                    fprintf(stderr, "  C[%d,%d] = %.9g, ref %.9g (tol %.3g)\n", i, j, C[at], W[at],
-                            tol);
+                    fprintf(stderr, "  C[%d,%d] = %.9g, ref %.9g (tol %.3g)\n", i, j, C[at],
+                            c->W[at], tol);
                 bad++;
             }
         }
     for (int i = 0; i < M; i++)  // the padding between rows must be untouched
         for (int j = N; j < ldc; j++) {
             long at = (long)i * ldc + j;
-            if (memcmp(&C[at], &C0[at], sizeof(float))) bad++;
+            if (memcmp(&C[at], &c->C0[at], sizeof(float))) bad++;
         }
     EXPECT(bad == 0, "%s (%s%s) %s%s M=%d N=%d K=%d alpha=%g beta=%g pad=%d: %ld bad elements",
-           g->name, g->detail, serial ? ", serial" : "", ta ? "T" : "N", tb ? "T" : "N", M, N, K,
-           alpha, beta, pad, bad);
-    free(A), free(B), free(C), free(C0), free(W), free(bound), free(absA), free(absB);
+           g->name, g->detail, serial ? ", serial" : "", c->ta ? "T" : "N", c->tb ? "T" : "N", M,
+           N, K, c->alpha, c->beta, c->pad, bad);
+    free(C);
     return bad != 0;
+}
+
+/* A case of its own through `g`: 0 when it passes. */
+static int check_one(const GemmImpl *g, bool serial, bool ta, bool tb, Size s, float alpha,
+                     float beta, int pad, Rng *r) {
+    Case c = case_make(ta, tb, s, alpha, beta, pad, r);
+    int failed = case_check(&c, g, serial);
+    case_free(&c);
+    return failed;
 }
 
 /* Sizes around the block edges of one micro-kernel and the driver's paths (the comments name
@@ -273,26 +304,34 @@ int main(void) {
     sizes[ns++] = (Size){5, 3, 0};      // K = 0: C = beta * C
     const float alphas[] = {1.0f, 0.5f}, betas[] = {0.0f, 1.0f, 0.3f};
 
+    const GemmImpl *backends[4];
+    int nb = 0;
+    for (int v = 0; v < 4; v++) {
+        if (!(backends[nb] = gemm_lookup(variants[v])))
+            printf("skip %s: not supported on this CPU\n", variants[v]);
+        else
+            nb++;
+    }
+    // each case against every backend, ref computing it once
+    for (int si = 0; si < ns; si++) {
+        Size s = sizes[si];
+        bool big = (double)s.M * s.N * s.K > GEMM_SMALL_WORK;
+        for (int t = 0; t < 4; t++)
+            for (int ai = 0; ai < 2; ai++)
+                for (int bi = 0; bi < 3; bi++) {
+                    if (big && !((ai == 0 && bi == 0) || (ai == 1 && bi == 2))) continue;
+                    int pad = (ai + bi + t) % 2 ? 3 : 0;
+                    Case c = case_make(t & 1, t & 2, s, alphas[ai], betas[bi], pad, &r);
+                    for (int v = 0; v < nb; v++) {
+                        case_check(&c, backends[v], false);
+                        if (!big) case_check(&c, backends[v], true);
+                    }
+                    case_free(&c);
+                }
+    }
     for (int v = 0; v < 4; v++) {
         const GemmImpl *g = gemm_lookup(variants[v]);
-        if (!g) {
-            printf("skip %s: not supported on this CPU\n", variants[v]);
-            continue;
-        }
-        for (int si = 0; si < ns; si++) {
-            Size s = sizes[si];
-            bool big = (double)s.M * s.N * s.K > GEMM_SMALL_WORK;
-            for (int t = 0; t < 4; t++) {
-                bool ta = t & 1, tb = t & 2;
-                for (int ai = 0; ai < 2; ai++)
-                    for (int bi = 0; bi < 3; bi++) {
-                        if (big && !((ai == 0 && bi == 0) || (ai == 1 && bi == 2))) continue;
-                        int pad = (ai + bi + t) % 2 ? 3 : 0;
-                        check_one(g, false, ta, tb, s, alphas[ai], betas[bi], pad, &r);
-                        if (!big) check_one(g, true, ta, tb, s, alphas[ai], betas[bi], pad, &r);
-                    }
-            }
-        }
+        if (!g) continue;
         for (int si = 0; si < ns; si++)  // all variants for blocked, else B packed only
             for (int t = 0; t < 4; t++) check_bit_identical(g, sizes[si], t & 1, t & 2, v == 3, &r);
         for (int t = 0; t < 4; t++)  // against the serial path, which the sizes above check
