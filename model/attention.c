@@ -13,6 +13,7 @@
 #include "arena.h"
 #include "check.h"
 #include "rng.h"
+#include "shares.h"
 #include "timer.h"
 #include "vecmath.h"
 
@@ -416,77 +417,111 @@ static void prefetch_next_head(const Attention *a, int b, int h, int B, int Tq, 
     prefetch_rows(p + ((size_t)b * d->H + h) * Tq * Tk, 0, 1, Tq * Tk);
 }
 
+/* The (sentence, head) tasks of attention_core. */
+typedef struct CoreForward {
+    const Attention *a;
+    const CoreWork *w;
+    Dropout drop;
+    float *o, *p;                 // (B, Tq, D), (B, H, Tq, Tk)
+    const float *q, *k, *v, *cs;  // as attention_core takes them
+    bool k_transposed;
+    AttnMask mask;
+    int B, Tq, Tk, kvs;
+} CoreForward;
+
+/* Tasks [n0, n1) of attention_core, task n = b * H + h the head h of sentence b. */
+static void core_forward_tasks(void *arg, int n0, int n1) {
+    const CoreForward *f = arg;
+    const Attention *a = f->a;
+    const AttnDims *d = &a->d;
+    const int H = d->H, D = d->D, Dh = d->Dh, W = d->W, Tq = f->Tq, Tk = f->Tk, kvs = f->kvs;
+    const int ld = (int)align16(Tk);
+    const float *q = f->q, *k = f->k;
+    CoreTiles t = thread_tiles(f->w, d, Tq, Tk);
+    // the sentence and first column of the keys t.kt holds (a mode's span width follows from its
+    // column): heads that share a span, as all of collab's do, transpose it once
+    int held_b = -1, held_col = -1;
+    for (int n = n0; n < n1; n++) {
+        const int b = n / H, h = n % H;
+        prefetch_next_head(a, b, h, f->B, Tq, Tk, kvs, q, k, f->k_transposed, f->v, f->o, NULL,
+                           f->p);
+        int col, width;
+        a->impl->head_span(d, h, &col, &width);
+        const float *kt = t.kt;  // (width, Tk) the head's keys transposed, rows ldk apart
+        long ldk = ld;
+        if (f->k_transposed)
+            kt = k + ((size_t)b * W + col) * kvs, ldk = kvs;
+        else if (b != held_b || col != held_col) {
+            transpose_pad(t.kt, ld, k + (size_t)b * kvs * W + col, W, Tk, width);
+            held_b = b, held_col = col;
+        }
+        const float *vh = f->v + (size_t)b * kvs * D + h * Dh;  // (Tk, Dh), rows D apart
+        const float *csh = f->cs + (size_t)b * kvs * H + h;    // (Tk), H apart
+        uint64_t first = ((uint64_t)b * H + h) * Tq * Tk;      // mask index of p[b, h, 0, 0]
+        for (int i0 = 0; i0 < Tq; i0 += ROWS) {
+            const int rb = min_i(ROWS, Tq - i0);
+            const int nk = visible_keys(f->mask, b, i0 + rb - 1, Tk);
+            float *pi = f->p + ((size_t)b * H + h) * Tq * Tk + (size_t)i0 * Tk;  // (rb, Tk)
+            const float *qh =
+                a->impl->head_queries(d, &a->p, t.qm, q + ((size_t)b * Tq + i0) * W, rb, h);
+            // keys read in place: in whole NR blocks (ATTN_KEY_SLACK); t.kt is padded
+            tile_mm(rb, nk, width, d->scale, qh, W, 1, kt, ldk,
+                    f->k_transposed ? (nk + NR - 1) / NR * NR : ld, pi, Tk, false);
+            for (int i = 0; i < rb; i++) {
+                float *row = pi + (size_t)i * Tk;
+                if (a->p.u)  // the content term of collab's key-side bias
+                    for (int j = 0; j < nk; j++) row[j] += d->scale * csh[(size_t)j * H];
+                softmax_prefix(row, visible_keys(f->mask, b, i0 + i, Tk), Tk);
+            }
+            long ldp;
+            const float *pd =
+                dropped_block(&t, pi, rb, nk, Tk, first + (uint64_t)i0 * Tk, &f->drop, &ldp);
+            tile_mm(rb, Dh, nk, 1.0f, pd, ldp, 1, vh, D, Dh,
+                    f->o + ((size_t)b * Tq + i0) * D + h * Dh, D, false);
+        }
+    }
+}
+
 void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const float *q,
                     const float *k, bool k_transposed, const float *v, const float *cs,
                     AttnMask mask, int B, int Tq, int Tk, int kvs, float *work) {
     const AttnDims *d = &a->d;
-    const int H = d->H, D = d->D, Dh = d->Dh, W = d->W, ld = (int)align16(Tk);
     CoreWork w;
     core_layout(&w, work, a, B, Tq, Tk, omp_get_max_threads());
-    Dropout drop = dropout_make(c, d->dropout, a->site);
-#pragma omp parallel if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
-    {
-        CoreTiles t = thread_tiles(&w, d, Tq, Tk);
-        // the sentence and first column of the keys t.kt holds (a mode's span width follows
-        // from its column): heads that share a span, as all of collab's do, transpose it once
-        int held_b = -1, held_col = -1;
-#pragma omp for collapse(2) schedule(static)
-        for (int b = 0; b < B; b++)
-            for (int h = 0; h < H; h++) {
-                prefetch_next_head(a, b, h, B, Tq, Tk, kvs, q, k, k_transposed, v, o, NULL, p);
-                int col, width;
-                a->impl->head_span(d, h, &col, &width);
-                const float *kt = t.kt;  // (width, Tk) the head's keys transposed, rows ldk apart
-                long ldk = ld;
-                if (k_transposed)
-                    kt = k + ((size_t)b * W + col) * kvs, ldk = kvs;
-                else if (b != held_b || col != held_col) {
-                    transpose_pad(t.kt, ld, k + (size_t)b * kvs * W + col, W, Tk, width);
-                    held_b = b, held_col = col;
-                }
-                const float *vh = v + (size_t)b * kvs * D + h * Dh;  // (Tk, Dh), rows D apart
-                const float *csh = cs + (size_t)b * kvs * H + h;    // (Tk), H apart
-                uint64_t first = ((uint64_t)b * H + h) * Tq * Tk;   // mask index of p[b, h, 0, 0]
-                for (int i0 = 0; i0 < Tq; i0 += ROWS) {
-                    const int rb = min_i(ROWS, Tq - i0);
-                    const int nk = visible_keys(mask, b, i0 + rb - 1, Tk);
-                    float *pi = p + ((size_t)b * H + h) * Tq * Tk + (size_t)i0 * Tk;  // (rb, Tk)
-                    const float *qh =
-                        a->impl->head_queries(d, &a->p, t.qm, q + ((size_t)b * Tq + i0) * W, rb, h);
-                    // keys read in place: in whole NR blocks (ATTN_KEY_SLACK); t.kt is padded
-                    tile_mm(rb, nk, width, d->scale, qh, W, 1, kt, ldk,
-                            k_transposed ? (nk + NR - 1) / NR * NR : ld, pi, Tk, false);
-                    for (int i = 0; i < rb; i++) {
-                        float *row = pi + (size_t)i * Tk;
-                        if (a->p.u)  // the content term of collab's key-side bias
-                            for (int j = 0; j < nk; j++) row[j] += d->scale * csh[(size_t)j * H];
-                        softmax_prefix(row, visible_keys(mask, b, i0 + i, Tk), Tk);
-                    }
-                    long ldp;
-                    const float *pd =
-                        dropped_block(&t, pi, rb, nk, Tk, first + (uint64_t)i0 * Tk, &drop, &ldp);
-                    tile_mm(rb, Dh, nk, 1.0f, pd, ldp, 1, vh, D, Dh,
-                            o + ((size_t)b * Tq + i0) * D + h * Dh, D, false);
-                }
-            }
-    }
+    CoreForward f = {a,   &w, dropout_make(c, d->dropout, a->site), o, p, q, k, v, cs,
+                     k_transposed, mask, B, Tq, Tk, kvs};
+    shares_for(B * d->H, 1, (long)B * d->H * Tq * Tk * d->Dh >= OMP_MIN_WORK, core_forward_tasks,
+               &f);
 }
 
 /* The core's backward from d_o (B, Tq, D): o (B, Tq, D) recomputed, and dq, dk, dv, dcs and the
  * per-sentence parameter gradients written. One task per sentence: it zeroes the sentence's rows
  * of them, then its heads add into them (in collab they share the rows of dq and dk). */
-static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, const AttnWork *w,
-                          AttnMask mask, int B, int Tq, int Tk) {
+typedef struct CoreBackward {
+    const Attention *a;
+    const AttnCache *s;
+    const AttnWork *w;
+    const CoreWork *cw;
+    Dropout drop;
+    AttnMask mask;
+    int B, Tq, Tk;
+} CoreBackward;
+
+/* Sentences [b0, b1) of core_backward. */
+static void core_backward_sentences(void *arg, int b0, int b1) {
+    const CoreBackward *cb = arg;
+    const Attention *a = cb->a;
+    const AttnCache *s = cb->s;
+    const AttnWork *w = cb->w;
     const AttnDims *d = &a->d;
-    const int H = d->H, D = d->D, Dh = d->Dh, W = d->W, ld = (int)align16(Tk);
+    const int H = d->H, D = d->D, Dh = d->Dh, W = d->W, B = cb->B, Tq = cb->Tq, Tk = cb->Tk;
+    const int ld = (int)align16(Tk);
     const size_t sf = a->impl->sentence_floats(d);
-    CoreWork cw;
-    core_layout(&cw, w->core, a, B, Tq, Tk, omp_get_max_threads());
-    Dropout drop = dropout_make(c, d->dropout, a->site);
-#pragma omp parallel for schedule(static) if ((long)B * H * Tq * Tk * Dh >= OMP_MIN_WORK)
-    for (int b = 0; b < B; b++) {
-        CoreTiles t = thread_tiles(&cw, d, Tq, Tk);
-        float *sent = cw.sent + (size_t)b * sf;
+    const AttnMask mask = cb->mask;
+    const Dropout drop = cb->drop;
+    CoreTiles t = thread_tiles(cb->cw, d, Tq, Tk);
+    for (int b = b0; b < b1; b++) {
+        float *sent = cb->cw->sent + (size_t)b * sf;
         memset(sent, 0, sizeof(float) * sf);
         memset(w->dq + (size_t)b * Tq * W, 0, sizeof(float) * Tq * W);
         memset(w->dk + (size_t)b * Tk * W, 0, sizeof(float) * Tk * W);
@@ -539,6 +574,16 @@ static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, 
             }
         }
     }
+}
+
+static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, const AttnWork *w,
+                          AttnMask mask, int B, int Tq, int Tk) {
+    const AttnDims *d = &a->d;
+    CoreWork cw;
+    core_layout(&cw, w->core, a, B, Tq, Tk, omp_get_max_threads());
+    CoreBackward cb = {a, s, w, &cw, dropout_make(c, d->dropout, a->site), mask, B, Tq, Tk};
+    shares_for(B, 1, (long)B * d->H * Tq * Tk * d->Dh >= OMP_MIN_WORK, core_backward_sentences,
+               &cb);
     if (a->impl->sentence_grads_finish) a->impl->sentence_grads_finish(d, &a->g, cw.sent, B);
 }
 
