@@ -295,9 +295,10 @@ void residual_forward(float *out, const float *x, const float *f, long n, Dropou
     shares_for(dropout_chunks(n), 1, n >= OMP_MIN_WORK, dropout_apply_chunks, &k);
 }
 
+/* The rows of residual_layernorm_forward: the sum, then its LayerNorm. */
 typedef struct ResidualLayerNorm {
-    float *y, *sum, *mean, *rstd;    // (N, D), (N, D), (N), (N)
-    const float *x, *f, *g, *b;      // (N, D), (N, D), (D), (D)
+    float *y, *sum, *mean, *rstd;  // (N, D), (N, D), (N), (N)
+    const float *x, *f, *g, *b;    // (N, D), (N, D), (D), (D)
     int D;
     Dropout d;
 } ResidualLayerNorm;
@@ -319,6 +320,7 @@ void residual_layernorm_forward(float *y, float *sum, float *mean, float *rstd, 
     shares_for(N, ROWS_LEAST, (long)N * D >= OMP_MIN_WORK, residual_layernorm_rows, &l);
 }
 
+/* The elements of relu_dropout_backward. */
 typedef struct ReluDropoutGrad {
     float *dh;       // (n)
     const float *h;  // (n)
