@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=build/arm64
 # the tests of the kernels and the model that take minutes, not hours, under qemu
-tests='^test_(gemm|fma_peak|vecmath|flops|attention|determinism)$'
+tests='^test_(gemm|shares|fma_peak|vecmath|flops|attention|determinism)$'
 jobs=${NMT_JOBS:-$(nproc)}
 
 if [ "${1:-}" = --install ]; then
