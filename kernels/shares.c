@@ -3,6 +3,8 @@
 
 #include <omp.h>
 
+#include "check.h"
+
 void shares_plan(ShareSpan *spans, int nt, int n, int least) {
     for (int t = 0; t < nt; t++) {
         const int first = (int)((long)n * t / nt), end = (int)((long)n * (t + 1) / nt);
@@ -10,8 +12,10 @@ void shares_plan(ShareSpan *spans, int nt, int n, int least) {
         int *start = spans[t].start, c = 0;
         start[0] = first;
         for (int at = first; at < end; c++) {
+            // a quarter of what is left down to floor: at most 17 chunks
+            CHECK(c < SHARES_MAX_CHUNKS, "a share of %d items cut into more than %d chunks",
+                  end - first, SHARES_MAX_CHUNKS);
             int size = (end - at) / 4 > floor ? (end - at) / 4 : floor;
-            if (c == SHARES_MAX_CHUNKS - 1) size = end - at;
             at = at + size < end ? at + size : end;
             start[c + 1] = at;
         }
