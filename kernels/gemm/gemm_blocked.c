@@ -381,8 +381,18 @@ static Work work_make(const Product *g, int chunks, WorkBufs *bufs) {
     return w;
 }
 
-/* The state of a packed product this thread computes alone, in its own buffers. */
-static Work alone_work(const Product *g) { return work_make(g, 1, &thread_bufs()->alone); }
+/* The packed product computed by this thread alone, in its own buffers. */
+static void alone_product(const Product *g) {
+    Work w = work_make(g, 1, &thread_bufs()->alone);
+    packed_product(g, &w);
+}
+
+/* Rows [i0, i1) of g, a product of their own. */
+static Product rows_of(const Product *g, int i0, int i1) {
+    Product p = *g;
+    p.M = i1 - i0, p.A = a_at(g, i0, 0), p.C = g->C + (size_t)i0 * g->ldc, p.ep_i = g->ep_i + i0;
+    return p;
+}
 
 /* The whole product without packing A: the micro-kernel broadcasts A through its strides and
  * reads B rows in place, or from a transposed copy when tb. */
@@ -473,8 +483,7 @@ static void blocks_product(const Product *g) {
     if ((double)g->M * g->N * g->K <= GEMM_SMALL_WORK) {
         small_product(g);
     } else {
-        Work w = alone_work(g);
-        packed_product(g, &w);
+        alone_product(g);
     }
 }
 
@@ -506,14 +515,12 @@ static void product_part_alone(const Product *g, bool by_rows, int part, int par
     if (i1 <= i0) return;
     Product p = *g;
     if (by_rows) {
-        p.M = i1 - i0, p.A = a_at(g, i0, 0), p.C = g->C + (size_t)i0 * g->ldc;
-        p.ep_i = g->ep_i + i0;
+        p = rows_of(g, i0, i1);
     } else {
         p.N = i1 - i0, p.B = b_at(g, 0, i0), p.C = g->C + i0, p.packed_j0 = g->packed_j0 + i0;
         p.ep_j = g->ep_j + i0;
     }
-    Work w = alone_work(&p);
-    packed_product(&p, &w);
+    alone_product(&p);
 }
 
 /* op(B) (K, N), whole, into out in uk's B panel layout: K block at pc, (padded N / NR, kc, NR),
@@ -560,12 +567,8 @@ static void tall_rows_product(const Product *g, int nt) {
             p.B_packed = whole, p.padded_N = round_up_i(g->N, g->uk->NR), p.packed_j0 = 0;
         }
         for (int visit = 0, c0, c1; shares_next(spans, nt, t, &visit, &c0, &c1);) {
-            const int i0 = c0 * MR, i1 = min_i(g->M, c1 * MR);
-            Product part = p;
-            part.M = i1 - i0, part.A = a_at(g, i0, 0), part.C = g->C + (size_t)i0 * g->ldc;
-            part.ep_i = g->ep_i + i0;
-            Work w = alone_work(&part);
-            packed_product(&part, &w);
+            const Product part = rows_of(&p, c0 * MR, min_i(g->M, c1 * MR));
+            alone_product(&part);
         }
     }
 }
