@@ -16,6 +16,19 @@ int loss_chunk_rows(int V) {
     return rows < 16 ? 16 : rows > 512 ? 512 : rows;
 }
 
+/* Rows [*r0, *r0 + *n) of chunk k of N rows cut into near-equal chunks of at most
+ * loss_chunk_rows(V): 4100 rows make 9 chunks of 455-456, not 8 of 512 and one of 4, whose
+ * products would stream the packed embedding and the output layer's gradient for 4 rows. */
+static int chunk_count(int N, int V) {
+    const int C = loss_chunk_rows(V);
+    return (N + C - 1) / C;
+}
+
+static void chunk_rows(int N, int chunks, int k, int *r0, int *n) {
+    *r0 = (int)((long)N * k / chunks);
+    *n = (int)((long)N * (k + 1) / chunks) - *r0;
+}
+
 size_t loss_work_floats(int V) {
     int C = loss_chunk_rows(V);
     return (size_t)C * V + 4 * (size_t)C + 32;  // logits + (C, 2) doubles per row
@@ -67,7 +80,7 @@ static void loss_rows(void *arg, int i0, int i1) {
 void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, const float *h,
                            const int32_t *tgt, const float *emb, int N, int D, int V, float eps,
                            int pad, float *work, GemmPackedB packed[2]) {
-    const int C = loss_chunk_rows(V);
+    const int C = loss_chunk_rows(V), chunks = chunk_count(N, V);
     float *z = work;                                      // (C, V) logits, then their gradient
     double *row = (double *)(work + (size_t)C * V + 16);  // (C, 2) loss and nll per row
     row = (double *)(((uintptr_t)row + 7) & ~(uintptr_t)7);
@@ -75,8 +88,9 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
     GemmPackedB *emb_t = &packed[0], *emb_n = &packed[1];  // op(B) = emb^T (D, V), emb (V, D)
     gemm_pack_b(emb_t, c->gemm, true, D, V, emb, D);
     if (dh) gemm_pack_b(emb_n, c->gemm, false, V, D, emb, D);
-    for (int r0 = 0; r0 < N; r0 += C) {
-        int n = N - r0 < C ? N - r0 : C;
+    for (int k = 0; k < chunks; k++) {
+        int r0, n;
+        chunk_rows(N, chunks, k, &r0, &n);
         const float *hc = h + (size_t)r0 * D;
         sgemm_packed(emb_t, n, 1.0f, hc, D, 0.0f, z, V, NULL);
         LossRows l = {z, row, tgt + r0, V, pad, eps, eps_i, dh != NULL};
@@ -95,9 +109,10 @@ void loss_forward_backward(const Ctx *c, LossStats *st, float *dh, float *demb, 
 
 void loss_target_logprobs(const Ctx *c, double *logp, const float *h, const int32_t *tgt,
                           const float *emb, int N, int D, int V, int pad, float *work) {
-    const int C = loss_chunk_rows(V);
-    for (int r0 = 0; r0 < N; r0 += C) {
-        int n = N - r0 < C ? N - r0 : C;
+    const int chunks = chunk_count(N, V);
+    for (int k = 0; k < chunks; k++) {
+        int r0, n;
+        chunk_rows(N, chunks, k, &r0, &n);
         c->gemm->sgemm(false, true, n, V, D, 1.0f, h + (size_t)r0 * D, D, emb, D, 0.0f, work, V);
 #pragma omp parallel for schedule(static) if ((long)n * V >= OMP_MIN_WORK)
         for (int i = 0; i < n; i++) {
