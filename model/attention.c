@@ -494,9 +494,7 @@ void attention_core(const Ctx *c, const Attention *a, float *o, float *p, const 
                &f);
 }
 
-/* The core's backward from d_o (B, Tq, D): o (B, Tq, D) recomputed, and dq, dk, dv, dcs and the
- * per-sentence parameter gradients written. One task per sentence: it zeroes the sentence's rows
- * of them, then its heads add into them (in collab they share the rows of dq and dk). */
+/* The sentence tasks of core_backward. */
 typedef struct CoreBackward {
     const Attention *a;
     const AttnCache *s;
@@ -576,6 +574,9 @@ static void core_backward_sentences(void *arg, int b0, int b1) {
     }
 }
 
+/* The core's backward from d_o (B, Tq, D): o (B, Tq, D) recomputed, and dq, dk, dv, dcs and the
+ * per-sentence parameter gradients written. One task per sentence: it zeroes the sentence's rows
+ * of them, then its heads add into them (in collab they share the rows of dq and dk). */
 static void core_backward(const Ctx *c, const Attention *a, const AttnCache *s, const AttnWork *w,
                           AttnMask mask, int B, int Tq, int Tk) {
     const AttnDims *d = &a->d;
