@@ -287,6 +287,9 @@ static void check_attention(AttnSpec s, double fd_floor) {
     t.work = aligned_alloc_zeroed(sizeof(float) * attention_work_floats(&t.a, s.B, s.Tq, s.Tk, omp_get_max_threads()));
     float *dxq = unset(nq), *dxkv = calloc(nk, 4);  // (B, Tq, D) written, (B, Tk, D) added
     attn_f(&t);
+    // the backward's workspace starts as NaN: every gradient it reads there it must have written
+    memset(t.work, 0xFF, sizeof(float) * attention_work_floats(&t.a, s.B, s.Tq, s.Tk,
+                                                               omp_get_max_threads()));
     const float *xkv = s.self ? t.xq : t.xkv;
     attention_backward(&t.c, &t.a, &t.cache, dxq, 0.0f, s.self ? dxq : dxkv, t.R, t.xq, xkv,
                        attn_mask(&t), s.B, s.Tq, s.Tk, t.work);
