@@ -284,12 +284,13 @@ static void check_attention(AttnSpec s, double fd_floor) {
     attention_cache_alloc(&t.cache, &measure, &d, s.B, s.Tq, s.Tk);
     arena_init(&t.arena, measure.peak);
     attention_cache_alloc(&t.cache, &t.arena, &d, s.B, s.Tq, s.Tk);
-    t.work = aligned_alloc_zeroed(sizeof(float) * attention_work_floats(&t.a, s.B, s.Tq, s.Tk, omp_get_max_threads()));
+    const size_t work_bytes =
+        sizeof(float) * attention_work_floats(&t.a, s.B, s.Tq, s.Tk, omp_get_max_threads());
+    t.work = aligned_alloc_zeroed(work_bytes);
     float *dxq = unset(nq), *dxkv = calloc(nk, 4);  // (B, Tq, D) written, (B, Tk, D) added
     attn_f(&t);
     // the backward's workspace starts as NaN: every gradient it reads there it must have written
-    memset(t.work, 0xFF, sizeof(float) * attention_work_floats(&t.a, s.B, s.Tq, s.Tk,
-                                                               omp_get_max_threads()));
+    memset(t.work, 0xFF, work_bytes);
     const float *xkv = s.self ? t.xq : t.xkv;
     attention_backward(&t.c, &t.a, &t.cache, dxq, 0.0f, s.self ? dxq : dxkv, t.R, t.xq, xkv,
                        attn_mask(&t), s.B, s.Tq, s.Tk, t.work);
