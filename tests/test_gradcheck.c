@@ -34,10 +34,13 @@ static double max_abs_diff(const float *a, const float *b, long n) {
     return worst;
 }
 
+/* x (n) set to NaN everywhere: what a pass must write before it reads. */
+static void nan_fill(float *x, size_t n) { memset(x, 0xFF, sizeof(float) * n); }
+
 /* (n) NaN everywhere: a gradient buffer that the backward must write, not add to. */
 static float *unset(long n) {
     float *x = malloc(sizeof(float) * n);
-    memset(x, 0xFF, sizeof(float) * n);
+    nan_fill(x, (size_t)n);
     return x;
 }
 
@@ -284,13 +287,12 @@ static void check_attention(AttnSpec s, double fd_floor) {
     attention_cache_alloc(&t.cache, &measure, &d, s.B, s.Tq, s.Tk);
     arena_init(&t.arena, measure.peak);
     attention_cache_alloc(&t.cache, &t.arena, &d, s.B, s.Tq, s.Tk);
-    const size_t work_bytes =
-        sizeof(float) * attention_work_floats(&t.a, s.B, s.Tq, s.Tk, omp_get_max_threads());
-    t.work = aligned_alloc_zeroed(work_bytes);
+    const size_t work_floats = attention_work_floats(&t.a, s.B, s.Tq, s.Tk, omp_get_max_threads());
+    t.work = aligned_alloc_zeroed(sizeof(float) * work_floats);
     float *dxq = unset(nq), *dxkv = calloc(nk, 4);  // (B, Tq, D) written, (B, Tk, D) added
     attn_f(&t);
     // the backward's workspace starts as NaN: every gradient it reads there it must have written
-    memset(t.work, 0xFF, work_bytes);
+    nan_fill(t.work, work_floats);
     const float *xkv = s.self ? t.xq : t.xkv;
     attention_backward(&t.c, &t.a, &t.cache, dxq, 0.0f, s.self ? dxq : dxkv, t.R, t.xq, xkv,
                        attn_mask(&t), s.B, s.Tq, s.Tk, t.work);
@@ -426,11 +428,11 @@ static void check_dropout_mul(void) {
     memcpy(out, x, sizeof(float) * N);
     dropout_apply(out, out, N, d);  // in place, as the forward
     for (int e = 0; e < N; e++) wrong += out[e] != x[e] * factor_of(&d, e);
-    memset(out, 0xFF, sizeof(float) * N);
+    nan_fill(out, N);
     dropout_apply(out, x, N, d);  // written elsewhere, as the backward
     for (int e = 0; e < N; e++) wrong += out[e] != x[e] * factor_of(&d, e);
     EXPECT(wrong == 0, "dropout_mul and dropout_apply differ from the mask in %ld elements", wrong);
-    memset(out, 0xFF, sizeof(float) * N);
+    nan_fill(out, N);
     dropout_apply(out, x, N, dropout_make(&(Ctx){.train = false}, 0.3f, 2));  // off: a copy
     EXPECT(memcmp(out, x, sizeof(float) * N) == 0, "dropout_apply without a mask does not copy");
     free(x), free(out);
