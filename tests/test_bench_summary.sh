@@ -16,7 +16,8 @@ ours_train() {
     printf 'OURS %s {"bench":"train","d_model":%s,"threads":%s,"tgt_tokens":4100,' \
         "$1" "${3:-256}" "${4:-2}"
     printf '"tokens_per_s":%s,' "$2"
-    printf '"gflops":300,"pct_peak":60,"peak_gflops":500,"peak_isa":"avx512","arch":"native",'
+    printf '"gflop_per_step":100,"gflops":300,"pct_peak":60,"peak_gflops":500,'
+    printf '"peak_isa":"avx512","arch":"native",'
     printf '"thread_spread_pct":2,"ms_products":400,"ms_products_alone":390,"ms_rest":80,'
     printf '"mb_params":29,"mb_grads":29,"mb_adam":58,"mb_acts":295,"mb_work":80,'
     printf '"peak_rss_mb":505}\n'
@@ -44,6 +45,10 @@ grep -Eq "$header" <<<"$out" ||
     fail "the header: expected the build, the FMA peak and 2 threads"
 grep -Eq '^concat: 2\.0x PyTorch.s training \(avx512\) is a step of 512 ms' <<<"$out" ||
     fail "the step budget: expected 4100 tokens / (2 x 4000 tokens/s) = 512 ms"
+# PyTorch's 4000 tokens/s are 100 GFLOP x 4000 / 4100 = 97.6 GFLOP/s, 19.5% of the 500 peak
+shares='^concat: PyTorch.s step runs at 19\.5% .*so 2\.0x asks ours at 39\.0%; ours runs at 60\.0%$'
+grep -Eq "$shares" <<<"$out" ||
+    fail "the shares of the peak: expected PyTorch's 19.5%, 39.0% asked, ours 60.0%"
 
 # a line that is not a record names its file and line
 printf 'rep 1: concat\n' >> "$tmp/b"
