@@ -69,7 +69,7 @@ summary() {
 /usr/bin/python3 - "$@" <<'PY'
 import json, re, statistics, sys
 ours, peer, tokens, thread_spreads, peaks, builds, threads = {}, {}, {}, [], [], set(), set()
-work, run_peaks = {}, {}  # per mode: GFLOP a step (model/flops.h), each training run's FMA peak
+work = {}  # per mode: the matrix products' GFLOP a step (model/flops.h)
 def records(paths):  # (file, line number, who, mode, rest) of each line; any other line stops
     for path in paths:
         try:
@@ -104,7 +104,6 @@ for path, n, who, mode, rest in records(sys.argv[1:]):
                 ours.setdefault((mode, "train ms alone"), []).append(e["ms_products_alone"])
                 thread_spreads.append(e["thread_spread_pct"])
                 peaks.append(e["peak_gflops"])
-                run_peaks.setdefault(mode, []).append(e["peak_gflops"])
                 work[mode] = e["gflop_per_step"]
                 tokens[mode] = e["tgt_tokens"]
             else:
@@ -162,14 +161,14 @@ for mode in sorted(tokens):
     print(f"{mode}: {target}x PyTorch's training ({isa}) is a step of {budget:.0f} ms; ours "
           f"takes {products:.0f} ms in the matrix products (alone {alone:.0f}) and {rest:.0f} ms "
           f"in everything else")
-    # the same as shares of the FMA peak: PyTorch's step does the same work (the same model and
-    # batch), so each of its runs is put against the peak measured in our run before it
-    shares = [100 * work[mode] * t / tokens[mode] / peak
-              for t, peak in zip(peer[(mode, "tokens/s")], run_peaks[mode])]
-    theirs = statistics.median(shares)
+    # the same as shares of the FMA peak (the runs' median): PyTorch's step does the same work (the
+    # same model and batch), so both sides' median tokens/s are put in GFLOP/s by our count of it
+    def share(rate):
+        return 100 * work[mode] * rate / tokens[mode] / statistics.median(peaks)
+    theirs = share(statistics.median(peer[(mode, "tokens/s")]))
     print(f"{mode}: PyTorch's step runs at {theirs:.1f}% of the FMA peak by our count of its work "
           f"({work[mode]:.2f} GFLOP), so {target}x asks ours at {target * theirs:.1f}%; ours runs "
-          f"at {statistics.median(ours[(mode, 'train %peak')]):.1f}%")
+          f"at {share(statistics.median(ours[(mode, 'tokens/s')])):.1f}%")
 PY
 }
 if [ ${#summarize[@]} -gt 0 ]; then
