@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "args.h"
 #include "bench.h"
 #include "bench_setup.h"
@@ -143,8 +144,10 @@ static double issued_alone_seconds(double *flop) {
         size_t c = span(false, p->M, p->N, p->ldc);
         na = a > na ? a : na, nb = b > nb ? b : nb, nc = c > nc ? c : nc;
     }
-    float *A = xmalloc(sizeof(float) * na), *B = xmalloc(sizeof(float) * nb);  // (na), (nb)
-    float *C = xcalloc(nc, sizeof(float));                                       // (nc)
+    // 64-byte aligned, as the step's arena buffers are
+    float *A = aligned_alloc_zeroed(sizeof(float) * na);  // (na)
+    float *B = aligned_alloc_zeroed(sizeof(float) * nb);  // (nb)
+    float *C = aligned_alloc_zeroed(sizeof(float) * nc);  // (nc)
     for (size_t i = 0; i < na; i++) A[i] = rng_uniform(1, i) - 0.5f;
     for (size_t i = 0; i < nb; i++) B[i] = rng_uniform(2, i) - 0.5f;
     GemmPackedB packed = {0};
@@ -169,7 +172,7 @@ static double issued_alone_seconds(double *flop) {
         total += best;
     }
     gemm_packed_b_free(&packed);
-    free(A), free(B), free(C);
+    aligned_free(A), aligned_free(B), aligned_free(C);
     return total;
 }
 
