@@ -153,8 +153,10 @@ for key in sorted(ours):
 # of the step, against the products' own time in the step and alone (each product run a few
 # times in a row on operands of its own, the fastest run counted)
 target = 2.0 if isa == "avx512" else 1.3
+peak = statistics.median(peaks)
 for mode in sorted(tokens):
-    budget = 1e3 * tokens[mode] / (target * statistics.median(peer[(mode, "tokens/s")]))
+    peer_rate = statistics.median(peer[(mode, "tokens/s")])
+    budget = 1e3 * tokens[mode] / (target * peer_rate)
     products = statistics.median(ours[(mode, "train ms products")])
     rest = statistics.median(ours[(mode, "train ms rest")])
     alone = statistics.median(ours[(mode, "train ms alone")])
@@ -163,12 +165,11 @@ for mode in sorted(tokens):
           f"in everything else")
     # the same as shares of the FMA peak (the runs' median): PyTorch's step does the same work (the
     # same model and batch), so both sides' median tokens/s are put in GFLOP/s by our count of it
-    def share(rate):
-        return 100 * work[mode] * rate / tokens[mode] / statistics.median(peaks)
-    theirs = share(statistics.median(peer[(mode, "tokens/s")]))
+    theirs = 100 * work[mode] * peer_rate / tokens[mode] / peak
+    mine = 100 * work[mode] * statistics.median(ours[(mode, "tokens/s")]) / tokens[mode] / peak
     print(f"{mode}: PyTorch's step runs at {theirs:.1f}% of the FMA peak by our count of its work "
           f"({work[mode]:.2f} GFLOP), so {target}x asks ours at {target * theirs:.1f}%; ours runs "
-          f"at {share(statistics.median(ours[(mode, 'tokens/s')])):.1f}%")
+          f"at {mine:.1f}%")
 PY
 }
 if [ ${#summarize[@]} -gt 0 ]; then
